@@ -17,9 +17,12 @@ std::string g_last;  // guarded by g_last_mu
 std::atomic<bug_handler_t> g_bug_handler{nullptr};
 }  // namespace
 
-// Defined in machine.cc; 1 before the first machine boots.
-std::uint64_t boot_generation_impl();
-std::uint64_t boot_generation() { return boot_generation_impl(); }
+namespace {
+// Starts at 1 so that a WARN_ON_ONCE site (zero-initialised) fires before any machine boots.
+std::atomic<std::uint64_t> g_boot_generation{1};
+}  // namespace
+std::uint64_t boot_generation() { return g_boot_generation.load(std::memory_order_relaxed); }
+void new_boot_generation() { g_boot_generation.fetch_add(1, std::memory_order_relaxed); }
 
 void report_warning(const char *file, int line, const std::string &msg) {
   g_warnings.fetch_add(1, std::memory_order_relaxed);

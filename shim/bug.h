@@ -20,6 +20,8 @@ namespace umemcg::emu {
 void report_warning(const char *file, int line, const std::string &msg);
 // Boot generation of the current (or last) machine; WARN_ON_ONCE sites compare against it.
 std::uint64_t boot_generation();
+// Called by the machine at boot: every WARN_ON_ONCE site may fire again.
+void new_boot_generation();
 // Number of warnings recorded since the last reset_warnings().
 std::uint64_t warn_count();
 // The text of the most recent warning ("" if none).
