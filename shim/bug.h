@@ -58,6 +58,10 @@ inline bool warn_once_site(std::uint64_t *site) {
     __w;                                                                 \
   })
 
+// Emulation: test frameworks (Catch2) have a WARN macro of their own; the kernel's wins here.
+#ifdef WARN
+#undef WARN
+#endif
 #define WARN(cond, ...)                                                  \
   ({                                                                     \
     bool __w = !!(cond);                                                 \

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// shim/local_lock.h: local_lock_t and local_trylock_t, the per-CPU locks of the charge stock.
+//
+// Mirrors: include/linux/local_lock.h, include/linux/local_lock_internal.h (Linux 6.19, !RT)
+// A local lock protects one CPU's copy of per-CPU data against other contexts on the SAME CPU:
+// the task (by disabling preemption) and interrupts nested on top of it (local_trylock() in an
+// interrupt fails while the interrupted context holds the lock). Other CPUs never touch this
+// copy, so no atomic instruction is needed: that is the point of the design, and why it is
+// faithfully reproduced here rather than collapsed into a mutex.
+// Usage: the lock lives in per-CPU data; take the CPU's copy first and name the lock through it,
+//   which also lets clang's -Wthread-safety match lock and unlock:
+//     stock = this_cpu_ptr(&memcg_stock);
+//     if (!local_trylock(&stock->lock)) return false;
+//     ... stock->nr_pages[i] ...            (fields are GUARDED_BY(lock))
+//     local_unlock(&stock->lock);
+// Emulation: the kernel takes this_cpu_ptr() after disabling preemption; here the task cannot
+//   migrate between the two calls anyway (migration happens only at scheduling points).
+// Emulation: local_lock_t keeps the `acquired` byte too (the kernel's lockdep-only local_lock_t
+//   has none) so that a nested non-try acquisition, a deadlock in the kernel, is a WARN here.
+#pragma once
+
+#include "shim/bug.h"
+#include "shim/preempt.h"
+#include "shim/thread_annotations.h"
+#include "shim/types.h"
+
+namespace umemcg {
+
+struct CAPABILITY("local_lock") local_lock_t {
+  u8 acquired = 0;
+};
+struct CAPABILITY("local_lock") local_trylock_t {
+  u8 acquired = 0;
+};
+
+#define INIT_LOCAL_LOCK(name) {0}
+#define INIT_LOCAL_TRYLOCK(name) {0}
+template <typename L>
+inline void local_lock_init(L *l) { l->acquired = 0; }
+template <typename L>
+inline void local_trylock_init(L *l) { l->acquired = 0; }
+
+template <typename L>
+inline void __local_lock_acquire(L *l) {
+  // A second acquisition on the same CPU means an interrupt took a lock its task holds
+  // (a deadlock on PREEMPT_RT, a lockdep splat otherwise): callers in interrupt context must
+  // use local_trylock().
+  WARN_ON_ONCE(l->acquired);
+  l->acquired = 1;
+}
+
+template <typename L>
+inline void local_lock(L *l) ACQUIRE(l) NO_THREAD_SAFETY_ANALYSIS {
+  preempt_disable();
+  __local_lock_acquire(l);
+}
+template <typename L>
+inline void local_unlock(L *l) RELEASE(l) NO_THREAD_SAFETY_ANALYSIS {
+  l->acquired = 0;
+  preempt_enable();
+}
+// Fails (returns false) when a context below on this CPU holds the lock. Never spins.
+template <typename L>
+[[nodiscard]] inline bool local_trylock(L *l) TRY_ACQUIRE(true, l) NO_THREAD_SAFETY_ANALYSIS {
+  preempt_disable();
+  if (unlikely(l->acquired)) {
+    preempt_enable();
+    return false;
+  }
+  l->acquired = 1;
+  return true;
+}
+
+template <typename L>
+inline void local_lock_irqsave_impl(L *l, unsigned long *flags) ACQUIRE(l)
+    NO_THREAD_SAFETY_ANALYSIS {
+  *flags = emu::irq_save();
+  __local_lock_acquire(l);
+}
+template <typename L>
+inline void local_unlock_irqrestore(L *l, unsigned long flags) RELEASE(l)
+    NO_THREAD_SAFETY_ANALYSIS {
+  l->acquired = 0;
+  emu::irq_restore(flags);
+}
+template <typename L>
+[[nodiscard]] inline bool local_trylock_irqsave_impl(L *l, unsigned long *flags)
+    TRY_ACQUIRE(true, l) NO_THREAD_SAFETY_ANALYSIS {
+  *flags = emu::irq_save();
+  if (unlikely(l->acquired)) {
+    emu::irq_restore(*flags);
+    return false;
+  }
+  l->acquired = 1;
+  return true;
+}
+#define local_lock_irqsave(l, flags) ::umemcg::local_lock_irqsave_impl((l), &(flags))
+#define local_trylock_irqsave(l, flags) ::umemcg::local_trylock_irqsave_impl((l), &(flags))
+
+// lockdep_assert_held() for local locks: the lock is held by this CPU's context.
+template <typename L>
+inline void lockdep_assert_local_held(L *l) ASSERT_CAPABILITY(l) {
+  WARN_ON_ONCE(!l->acquired);
+}
+
+}  // namespace umemcg
