@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Tests of per-CPU data, preemption state, local locks and nested interrupt contexts.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+
+#include "shim/local_lock.h"
+#include "shim/machine.h"
+#include "shim/percpu.h"
+#include "shim/preempt.h"
+#include "test/support/machine_fixture.h"
+
+using namespace umemcg;
+using umemcg::test::config;
+using umemcg::test::WarnCheck;
+
+namespace {
+struct pcp_counter {
+  local_trylock_t lock;
+  long n GUARDED_BY(lock) = 0;
+};
+DEFINE_PER_CPU(pcp_counter, test_counter);
+}  // namespace
+
+TEST_CASE("percpu: each vCPU has its own cache-line-aligned copy", "[shim][percpu]") {
+  WarnCheck wc;
+  for (emu::Mode mode : test::kBothModes) {
+    emu::Machine m(config(mode, 4));
+    percpu<long> *p = alloc_percpu<long>();
+    REQUIRE(p);
+    for (int cpu = 0; cpu < 4; cpu++) {
+      m.exec([p] { *this_cpu_ptr(p) += smp_processor_id() + 10; }, cpu);
+    }
+    int cpu;
+    long sum = 0;
+    for_each_possible_cpu(cpu) {
+      CHECK(*per_cpu_ptr(p, cpu) == cpu + 10);
+      sum += *per_cpu_ptr(p, cpu);
+      if (cpu > 0) {
+        auto a = reinterpret_cast<std::uintptr_t>(per_cpu_ptr(p, cpu));
+        auto b = reinterpret_cast<std::uintptr_t>(per_cpu_ptr(p, cpu - 1));
+        CHECK(a - b >= SMP_CACHE_BYTES);
+        CHECK(a % SMP_CACHE_BYTES == 0);
+      }
+    }
+    CHECK(sum == 0 + 1 + 2 + 3 + 40);
+    CHECK(nr_cpu_ids == 4);
+    CHECK(num_online_cpus() == 4);
+    free_percpu(p);
+  }
+}
+
+TEST_CASE("local_trylock fails in an interrupt nested on the holder, succeeds elsewhere",
+          "[shim][local_lock]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 2));
+    m.exec([] {
+      pcp_counter *c = this_cpu_ptr(&test_counter);
+      bool irq_got_it = true;
+      bool irq_in_task = true;
+      REQUIRE(local_trylock(&c->lock));
+      CHECK(preempt_count() == 1);
+      c->n++;
+      // An interrupt on this vCPU while the task holds the lock: the trylock must fail.
+      bool delivered = emu::run_in_irq([&] {
+        irq_in_task = in_task();
+        pcp_counter *ic = this_cpu_ptr(&test_counter);
+        irq_got_it = local_trylock(&ic->lock);
+        if (irq_got_it) local_unlock(&ic->lock);
+      });
+      CHECK(delivered);
+      CHECK_FALSE(irq_got_it);
+      CHECK_FALSE(irq_in_task);
+      local_unlock(&c->lock);
+      CHECK(preempt_count() == 0);
+      // Not held: the same interrupt gets it.
+      emu::run_in_irq([&] {
+        pcp_counter *ic = this_cpu_ptr(&test_counter);
+        irq_got_it = local_trylock(&ic->lock);
+        if (irq_got_it) {
+          ic->n++;
+          local_unlock(&ic->lock);
+        }
+      });
+      CHECK(irq_got_it);
+      CHECK(in_task());
+      // With interrupts disabled an interrupt is not delivered.
+      unsigned long flags;
+      local_irq_save(flags);
+      CHECK_FALSE(emu::run_in_irq([] {}));
+      local_irq_restore(flags);
+      local_lock(&c->lock);
+      CHECK(c->n == 2);
+      local_unlock(&c->lock);
+    }, 1);
+    // The other vCPU's copy is untouched.
+    CHECK(per_cpu_ptr(&test_counter, 0)->lock.acquired == 0);
+    test_counter = {};
+  }
+}
+
+TEST_CASE("local_lock taken again from a nested context is a warning", "[shim][local_lock]") {
+  WarnCheck wc(1);
+  emu::set_warnings_quiet(true);
+  emu::Machine m(config(emu::Mode::simulated, 1));
+  m.exec([] {
+    pcp_counter *c = this_cpu_ptr(&test_counter);
+    local_lock(&c->lock);
+    emu::run_in_irq([] {
+      pcp_counter *ic = this_cpu_ptr(&test_counter);
+      local_lock(&ic->lock);  // would deadlock in the kernel
+      local_unlock(&ic->lock);
+    });
+    c->lock.acquired = 1;  // the nested unlock released it: restore for our own unlock
+    local_unlock(&c->lock);
+  });
+  emu::set_warnings_quiet(false);
+  test_counter = {};
+}
+
+TEST_CASE("preemption and migration state", "[shim][preempt]") {
+  WarnCheck wc;
+  emu::Machine m(config(emu::Mode::simulated, 2, 4));
+  m.exec([] {
+    CHECK(preemptible());
+    preempt_disable();
+    CHECK_FALSE(preemptible());
+    preempt_disable();
+    CHECK(preempt_count() == 2);
+    preempt_enable();
+    preempt_enable();
+    CHECK(preemptible());
+    // A migrate-disabled task comes back on the same vCPU after scheduling points.
+    migrate_disable();
+    int cpu = smp_processor_id();
+    bool same = true;
+    for (int i = 0; i < 50; i++) {
+      cond_resched();
+      same = same && smp_processor_id() == cpu;
+    }
+    migrate_enable();
+    CHECK(same);
+  });
+}

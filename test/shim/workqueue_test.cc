@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Tests of workqueues: per-CPU placement, coalescing, flush, cancel, delayed work.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+
+#include "shim/jiffies.h"
+#include "shim/machine.h"
+#include "shim/sched.h"
+#include "shim/workqueue.h"
+#include "test/support/machine_fixture.h"
+
+using namespace umemcg;
+using umemcg::test::config;
+using umemcg::test::WarnCheck;
+
+namespace {
+struct Item {
+  work_struct work;
+  std::atomic<int> runs{0};
+  std::atomic<int> cpu{-1};
+  std::atomic<bool> is_worker{false};
+  std::atomic<int> sleep_ms{0};
+};
+void item_fn(work_struct *w) {
+  auto *it = reinterpret_cast<Item *>(w);
+  it->cpu = smp_processor_id();
+  it->is_worker = (current->flags & PF_WQ_WORKER) && current_work() == w;
+  if (int ms = it->sleep_ms.load()) msleep(static_cast<unsigned>(ms));
+  it->runs++;
+}
+}  // namespace
+
+TEST_CASE("workqueue: queue_work_on runs the work on that vCPU, by a worker",
+          "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 4, 12));
+    workqueue_struct *wq = nullptr;
+    Item items[4];
+    m.exec([&] {
+      wq = alloc_workqueue("memcg", WQ_PERCPU, 0);
+      for (int cpu = 0; cpu < 4; cpu++) {
+        INIT_WORK(&items[cpu].work, item_fn);
+        CHECK(queue_work_on(cpu, wq, &items[cpu].work));
+      }
+      for (auto &it : items) flush_work(&it.work);
+    }, 0);
+    for (int cpu = 0; cpu < 4; cpu++) {
+      CHECK(items[cpu].runs == 1);
+      CHECK(items[cpu].cpu == cpu);
+      CHECK(items[cpu].is_worker);
+    }
+  }
+}
+
+TEST_CASE("workqueue: queueing a pending item coalesces; the function may requeue itself",
+          "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 2, 13));
+    Item it;
+    m.exec([&] {
+      INIT_WORK(&it.work, item_fn);
+      it.sleep_ms = 0;
+      CHECK(queue_work(system_wq, &it.work));
+      CHECK_FALSE(queue_work(system_wq, &it.work));  // still pending
+      CHECK(work_pending(&it.work));
+      flush_work(&it.work);
+      CHECK(it.runs == 1);
+      CHECK_FALSE(work_pending(&it.work));
+      CHECK(queue_work(system_unbound_wq, &it.work));
+      flush_work(&it.work);
+      CHECK(it.runs == 2);
+      CHECK_FALSE(flush_work(&it.work));  // nothing to wait for
+    });
+  }
+}
+
+TEST_CASE("workqueue: cancel_work_sync removes pending work and waits for running work",
+          "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 2, 14));
+    Item a, b;
+    m.exec([&] {
+      INIT_WORK(&a.work, item_fn);
+      INIT_WORK(&b.work, item_fn);
+      a.sleep_ms = 20;
+      queue_work_on(1, system_wq, &a.work);
+      while (!work_busy(&a.work) || work_pending(&a.work)) msleep(1);  // a is running
+      queue_work_on(1, system_wq, &b.work);
+      CHECK(cancel_work_sync(&b.work));  // pending: removed, never runs
+      CHECK_FALSE(cancel_work_sync(&a.work));  // running: waited for
+      CHECK(a.runs == 1);
+    }, 0);
+    m.run();
+    CHECK(b.runs == 0);
+    CHECK(a.runs == 1);
+  }
+}
+
+TEST_CASE("workqueue: delayed work runs after its delay on the machine clock",
+          "[shim][workqueue][time]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 2, 15));
+    struct D {
+      delayed_work dw;
+      std::atomic<std::uint64_t> ran_at{0};
+    } d, e;
+    auto fn = [](work_struct *w) {
+      auto *x = reinterpret_cast<D *>(to_delayed_work(w));
+      x->ran_at = ktime_get_ns();
+    };
+    m.exec([&] {
+      INIT_DELAYED_WORK(&d.dw, fn);
+      INIT_DELAYED_WORK(&e.dw, fn);
+      CHECK(queue_delayed_work(system_wq, &d.dw, 30));
+      CHECK_FALSE(queue_delayed_work(system_wq, &d.dw, 1));
+      CHECK(queue_delayed_work(system_wq, &e.dw, 10));
+      CHECK(cancel_delayed_work_sync(&e.dw));
+      CHECK(mod_delayed_work(system_wq, &e.dw, 5) == false);
+      msleep(60);
+      flush_delayed_work(&d.dw);
+    });
+    CHECK(d.ran_at >= 30 * NSEC_PER_MSEC);
+    CHECK(e.ran_at >= 5 * NSEC_PER_MSEC);
+    if (mode == emu::Mode::simulated) {
+      CHECK(d.ran_at == 30 * NSEC_PER_MSEC);
+      CHECK(e.ran_at == 5 * NSEC_PER_MSEC);
+    }
+  }
+}
+
+TEST_CASE("workqueue: flush_workqueue waits for everything queued", "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 2, 16));
+    Item items[6];
+    m.exec([&] {
+      workqueue_struct *wq = alloc_workqueue("ub", WQ_UNBOUND, 0);
+      for (int i = 0; i < 6; i++) {
+        INIT_WORK(&items[i].work, item_fn);
+        items[i].sleep_ms = i;
+        queue_work(wq, &items[i].work);
+      }
+      flush_workqueue(wq);
+      for (auto &it : items) CHECK(it.runs == 1);
+      destroy_workqueue(wq);
+    });
+  }
+}
