@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // shim/rcu.cc: RCU in both modes (see rcupdate.h).
+// _LGPL_SOURCE: liburcu's read-side fast path is inlined here (LGPL-2.1 allows it) instead of
+// a call into the shared library.
+#define _LGPL_SOURCE 1
 #include <urcu/urcu-memb.h>
 // liburcu's pointer macros share the kernel's names; this file uses neither set.
 #undef rcu_dereference

@@ -19,7 +19,7 @@ namespace emu {
 struct Vcpu;
 // The vCPU the calling context runs on (nullptr outside any machine context).
 // Emulation: a thread-local, switched with the running task in simulated mode.
-extern thread_local Vcpu *tls_vcpu __attribute__((tls_model("initial-exec")));
+extern __thread Vcpu *tls_vcpu __attribute__((tls_model("initial-exec")));
 [[noreturn]] void no_cpu_context(const char *what);
 }  // namespace emu
 

@@ -39,8 +39,8 @@ class Fiber {
   entry_t entry_ = nullptr;
   void *arg_ = nullptr;
   bool is_thread_ = false;
-  void *tsan_fiber_ = nullptr;
-  void *asan_fake_stack_ = nullptr;
+  [[maybe_unused]] void *tsan_fiber_ = nullptr;
+  [[maybe_unused]] void *asan_fake_stack_ = nullptr;
 };
 
 }  // namespace umemcg::emu

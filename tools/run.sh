@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# tools/run.sh: sets up everything umemcg needs on a Debian 12 machine (packages, configure,
+# build) and runs one job:
+#   bash tools/run.sh main     the main job: the seed scenarios with their tables
+#                              (until they exist: the benchmark summary)
+#   bash tools/run.sh tests    the test suite; ends with a line "N passed, N failed"
+#   bash tools/run.sh build    set up and build only
+# Environment: BUILD_DIR (default build), MESON_ARGS (extra `meson setup` arguments),
+# UMEMCG_SKIP_APT=1 to skip the package step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(meson ninja-build pkg-config g++ clang clang-19 llvm-19 libclang-rt-14-dev
+          liburcu-dev libjemalloc-dev catch2 libbenchmark-dev libabsl-dev libelf-dev
+          libbpf-dev python3)
+
+setup_packages() {
+  [ "${UMEMCG_SKIP_APT:-0}" = 1 ] && return 0
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "== installing: ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+BUILD_DIR=${BUILD_DIR:-build}
+
+setup_build() {
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    # shellcheck disable=SC2086
+    meson setup "$BUILD_DIR" ${MESON_ARGS:-} >/dev/null
+  fi
+  ninja -C "$BUILD_DIR" >&2
+}
+
+# Runs every Catch2 test executable; prints one line per executable and the closing count.
+run_tests() {
+  local passed=0 failed=0 exe out line p f
+  for exe in "$BUILD_DIR"/test/*/test-*; do
+    [ -f "$exe" ] && [ -x "$exe" ] || continue
+    out=$("$exe" 2>&1) && rc=0 || rc=$?
+    line=$(printf '%s\n' "$out" | grep -E "^(All tests passed|test cases:)" | tail -1 || true)
+    if [[ $line =~ ^All\ tests\ passed\ \(([0-9]+)\ assertions?\ in\ ([0-9]+)\ test\ cases?\) ]]; then
+      p=${BASH_REMATCH[2]}; f=0
+    elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ passed\ \|\ +([0-9]+)\ failed ]]; then
+      p=${BASH_REMATCH[2]}; f=${BASH_REMATCH[3]}
+    elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ failed ]]; then
+      p=0; f=${BASH_REMATCH[2]}
+    else
+      p=0; f=1  # crashed or printed no summary
+    fi
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    if [ "$f" -ne 0 ]; then printf '%s\n' "$out" | tail -60 >&2; fi
+    echo "$(basename "$exe"): $p passed, $f failed" >&2
+    passed=$((passed + p)); failed=$((failed + f))
+  done
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
+
+bench_summary() {
+  local json="$BUILD_DIR/bench-summary.json"
+  "$BUILD_DIR/bench/umemcg-bench" --benchmark_min_time=0.2 \
+    --benchmark_out="$json" --benchmark_out_format=json
+  python3 tools/bench_ratios.py "$json"
+}
+
+job=${1:-}
+case "$job" in
+  main)
+    setup_packages; setup_build
+    bench_summary ;;
+  tests)
+    setup_packages; setup_build
+    run_tests ;;
+  build)
+    setup_packages; setup_build ;;
+  *)
+    echo "usage: bash tools/run.sh main|tests|build" >&2
+    exit 2 ;;
+esac
