@@ -231,8 +231,11 @@ int page_counter_set_max(page_counter *counter, unsigned long nr_pages) {
     if (auto hook = g_set_max_hook.load(std::memory_order_acquire)) hook(counter);
 
     // Emulation: seq_cst load (see the banner) where the kernel's page_counter_read() suffices.
-    long now = counter->usage.counter.load(std::memory_order_seq_cst);
-    if (now <= usage || nr_pages >= old) return 0;
+    // Unsigned, as page_counter_read() returns: a transiently negative usage (an underflow
+    // being clamped) compares as huge and forces a retry.
+    unsigned long now =
+        static_cast<unsigned long>(counter->usage.counter.load(std::memory_order_seq_cst));
+    if (now <= static_cast<unsigned long>(usage) || nr_pages >= old) return 0;
 
     max_ref(counter).store(old, std::memory_order_relaxed);
     cond_resched();
