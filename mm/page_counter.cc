@@ -159,8 +159,9 @@ bool page_counter_try_charge(page_counter *counter, unsigned long nr_pages, page
     /*
      * Speculative charge: add first, check after, undo on failure. This avoids a cmpxchg loop,
      * at a price: while a failing charge of N pages is in flight, usage reads up to N too high,
-     * and a racing charge of M pages can fail although it would have fit ("false lockout"). The
-     * error is bounded by the in-flight sizes, e.g. a THP (512 pages) against a single page.
+     * and a racing smaller charge can fail although it would have fit ("false lockout") and go
+     * to reclaim early. The error is limited to the difference between the two sizes: under
+     * 2M (512 pages) for a THP locking out a single page.
      *
      * Pairs with page_counter_set_max(): the value-returning add is fully ordered, so the read
      * of max below cannot be satisfied before the add is visible. Either this charger reads the
