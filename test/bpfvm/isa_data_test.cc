@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "bpfvm/disasm.h"
 #include "bpfvm/opcodes.h"
 #include "test/bpfvm/isa_data.h"
 
@@ -50,6 +51,8 @@ TEST_CASE("ISA data files: each program gives its expected r0 or error", "[bpfvm
       CHECK(o.ok);
       CHECK(o.r0 == *f.result);
       CHECK_FALSE(fast_mismatch);
+      // Every instruction of a program that ran disassembles.
+      CHECK(emu::bpf_disasm_prog(f.insns).find("invalid") == std::string::npos);
       passed += o.ok && o.r0 == *f.result && !fast_mismatch;
     } else {
       CHECK_FALSE(o.ok);
