@@ -150,7 +150,7 @@ IsaDataFile load_isa_data_file(const std::string &path) {
       return f;
     }
     f.insns.resize(raw_bytes.size() / 8);
-    std::memcpy(f.insns.data(), raw_bytes.data(), raw_bytes.size());
+    if (!raw_bytes.empty()) std::memcpy(f.insns.data(), raw_bytes.data(), raw_bytes.size());
   }
   return f;
 }
