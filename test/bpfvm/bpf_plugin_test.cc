@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/bpfvm/bpf_plugin_test.cc: runs the built umemcg-bpf-plugin the way the bpf_conformance
+// suite does (program as hex bytes on stdin, memory as hex bytes in argv[1]).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bpfvm/asm.h"
+
+#ifndef BPF_PLUGIN_PATH
+#error "BPF_PLUGIN_PATH must name the built umemcg-bpf-plugin"
+#endif
+
+using namespace umemcg;
+
+namespace {
+
+struct PluginRun {
+  int status;
+  std::string out;
+};
+
+// The suite's encoding: each byte as two hex digits followed by two spaces.
+std::string encode(const std::vector<u8> &bytes) {
+  std::string s;
+  char buf[8];
+  for (u8 b : bytes) {
+    std::snprintf(buf, sizeof(buf), "%02x  ", b);
+    s += buf;
+  }
+  return s;
+}
+
+std::vector<u8> assemble(const char *src) {
+  auto insns = emu::bpf_assemble(src);
+  REQUIRE(insns.ok());
+  const u8 *p = reinterpret_cast<const u8 *>(insns->data());
+  return std::vector<u8>(p, p + insns->size() * sizeof(bpf_insn));
+}
+
+// stdin_text and mem_arg contain only hex digits, spaces and 'x': safe inside single quotes.
+PluginRun run_plugin(const std::string &stdin_text, const std::string *mem_arg) {
+  std::string cmd = "printf '%s\\n' '" + stdin_text + "' | " BPF_PLUGIN_PATH;
+  if (mem_arg) cmd += " '" + *mem_arg + "'";
+  cmd += " 2>/dev/null";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[256];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  int st = pclose(f);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("bpf plugin: r0 as lowercase hex, exit 0", "[bpfvm][plugin]") {
+  PluginRun r = run_plugin(encode(assemble("lddw %r0, 0x1122334455667788\nexit")), nullptr);
+  CHECK(r.status == 0);
+  CHECK(r.out == "1122334455667788\n");
+  r = run_plugin(encode(assemble("mov %r0, 0xab\nexit")), nullptr);
+  CHECK(r.out == "ab\n");
+}
+
+TEST_CASE("bpf plugin: memory in argv[1], r1 = memory, r2 = length", "[bpfvm][plugin]") {
+  std::string mem = "01  ab  03  ";
+  PluginRun r = run_plugin(encode(assemble("ldxb %r0, [%r1+1]\nexit")), &mem);
+  CHECK(r.status == 0);
+  CHECK(r.out == "ab\n");
+  r = run_plugin(encode(assemble("mov %r0, %r2\nexit")), &mem);
+  CHECK(r.out == "3\n");
+  std::string empty;
+  r = run_plugin(encode(assemble("mov %r0, %r2\nexit")), &empty);
+  CHECK(r.status == 0);
+  CHECK(r.out == "0\n");
+}
+
+TEST_CASE("bpf plugin: the suite's callx test", "[bpfvm][plugin]") {
+  PluginRun r = run_plugin(
+      encode(assemble("mov %r1, -1\nmov %r2, 5\ncall %r2\nmov %r0, 2\nexit")), nullptr);
+  CHECK(r.status == 0);
+  CHECK(r.out == "2\n");
+}
+
+TEST_CASE("bpf plugin: rejected and faulting programs exit non-zero with a reason", "[bpfvm][plugin]") {
+  PluginRun r = run_plugin("ff  00  00  00  00  00  00  00", nullptr);
+  CHECK(r.status == 1);
+  CHECK(r.out == "unknown opcode ff at insn 0\n");
+  r = run_plugin(encode(assemble("ldxw %r0, [%r1+0]\nexit")), nullptr);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("invalid memory read of 4 bytes") != std::string::npos);
+  std::string mem = "01  02  ";
+  r = run_plugin(encode(assemble("ldxw %r0, [%r1+0]\nexit")), &mem);
+  CHECK(r.status == 1);
+  r = run_plugin("b7  00  00", nullptr);
+  CHECK(r.status == 2);
+  r = run_plugin("zz", nullptr);
+  CHECK(r.status == 2);
+}

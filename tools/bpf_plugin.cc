@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// tools/bpf_plugin.cc: umemcg-bpf-plugin, the runtime-under-test plugin of the bpf_conformance
+// suite (github.com/Alan-Jowett/bpf_conformance).
+//
+// Contract (the suite's plugin protocol): the program arrives on stdin as hex bytes separated by
+// whitespace; argv[1], when present and non-empty, is the input memory as hex bytes; further
+// arguments are plugin options (ignored). The program runs with r1 = pointer to a copy of the
+// memory (0 when there is none) and r2 = its length. On success r0 is printed as lowercase hex
+// without a 0x prefix, followed by a newline, and the exit status is 0. A program that is
+// rejected or faults prints the reason (stdout and stderr) and exits with status 1; malformed
+// input exits with status 2.
+//
+// Emulation: there is no verifier yet, so the program runs in the interpreter's CHECKED mode
+//   (bounds-checked memory, initialised-register checks, instruction budget, call depth limit),
+//   which turns unsafe programs into a clear error instead of a crash.
+// Emulation: helper ids 1 (r1 + r2), 2 (r1 * 2) and 5 (returns r1; the suite's callx test calls
+//   id 5), and the kfunc with BTF id 0x2a (fd index 0, returns r1) are what this runtime offers.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bpfvm/interp.h"
+
+namespace {
+
+using namespace umemcg;
+using namespace umemcg::emu;
+
+u64 helper_add(u64 a, u64 b, u64, u64, u64) { return a + b; }
+u64 helper_double(u64 a, u64, u64, u64, u64) { return a * 2; }
+u64 helper_identity(u64 a, u64, u64, u64, u64) { return a; }
+const bpf_func_t kHelpers[] = {nullptr, helper_add, helper_double, nullptr, nullptr,
+                               helper_identity};
+const BpfKfunc kKfuncs[] = {{0x2a, 0, helper_identity}};
+
+bool parse_hex_bytes(const std::string &text, std::vector<u8> *out, std::string *why) {
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    if (tok.size() > 2 && tok[0] == '0' && (tok[1] == 'x' || tok[1] == 'X')) tok = tok.substr(2);
+    if (tok.empty() || tok.size() > 2) {
+      *why = "bad hex byte '" + tok + "'";
+      return false;
+    }
+    char *end = nullptr;
+    unsigned long v = std::strtoul(tok.c_str(), &end, 16);
+    if (!end || *end) {
+      *why = "bad hex byte '" + tok + "'";
+      return false;
+    }
+    out->push_back((u8)v);
+  }
+  return true;
+}
+
+int fail(int status, const std::string &msg) {
+  std::printf("%s\n", msg.c_str());
+  std::fprintf(stderr, "%s\n", msg.c_str());
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::string why;
+  std::vector<u8> mem;
+  if (argc > 1 && !parse_hex_bytes(argv[1], &mem, &why)) return fail(2, "memory: " + why);
+  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  std::vector<u8> code;
+  if (!parse_hex_bytes(text, &code, &why)) return fail(2, "program: " + why);
+  if (code.size() % sizeof(bpf_insn)) return fail(2, "program: not a multiple of 8 bytes");
+  std::vector<bpf_insn> insns(code.size() / sizeof(bpf_insn));
+  if (!code.empty()) std::memcpy(insns.data(), code.data(), code.size());
+
+  auto prog = BpfProgram::prepare({insns, kHelpers, kKfuncs});
+  if (!prog.ok()) return fail(1, std::string(prog.status().message()));
+
+  BpfMemRegion region{(u64)(uintptr_t)mem.data(), mem.size(), true};
+  BpfCheckedRunOpts opts;
+  opts.args = {mem.empty() ? 0 : (u64)(uintptr_t)mem.data(), mem.size(), 0, 0, 0};
+  opts.nargs = 2;
+  if (!mem.empty()) opts.regions = {&region, 1};
+  BpfRunResult r = prog->run_checked(opts);
+  if (!r.ok) return fail(1, r.reason + " at insn " + std::to_string(r.insn));
+  std::printf("%llx\n", (unsigned long long)r.r0);
+  return 0;
+}
