@@ -12,6 +12,8 @@
 #include <bpf/libbpf.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -19,15 +21,48 @@
 
 namespace umemcg::emu {
 
+namespace {
+
+// libbpf's diagnostics for the parse in progress on this thread.
+thread_local std::string libbpf_log;
+
+int capture_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	char buf[256];
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	std::string line(buf);
+	while (!line.empty() && line.back() == '\n')
+		line.pop_back();
+	if (!libbpf_log.empty())
+		libbpf_log += "; ";
+	libbpf_log += line;
+	return n;
+}
+
+}  // namespace
+
 absl::StatusOr<struct btf *> btf_parse_bytes(absl::Span<const u8> data)
 {
+	// Emulation: libbpf's print callback is process-wide; the loader
+	// installs one that keeps warnings for the error message instead of
+	// printing them to stderr.
+	static const bool installed = [] {
+		libbpf_set_print(capture_libbpf_print);
+		return true;
+	}();
+	(void)installed;
+
 	if (data.size() > 0xffffffffu)
 		return absl::InvalidArgumentError("BTF: section too large");
+	libbpf_log.clear();
 	struct btf *b = btf__new(data.data(), static_cast<u32>(data.size()));
 	int err = libbpf_get_error(b);
 	if (err || !b)
 		return absl::InvalidArgumentError(absl::StrFormat(
-			"BTF: malformed .BTF section (%s)", strerror(err < 0 ? -err : EINVAL)));
+			"BTF: malformed .BTF section (%s%s%s)", strerror(err < 0 ? -err : EINVAL),
+			libbpf_log.empty() ? "" : ": ", libbpf_log));
 	return b;
 }
 
