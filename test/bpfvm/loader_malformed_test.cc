@@ -325,6 +325,39 @@ TEST_CASE("targeted corruptions give their specific errors", "[bpfvm][loader][ma
 		img.replace_in(".BTF", "\0.ksyms\0"s, "\0.ksymz\0"s);
 		CHECK(load_error(img.b) == "BTF: DATASEC '.ksymz' has no ELF section");
 	}
+	SECTION("an object without .BTF loads without types") {
+		using namespace std::string_literals;
+		RawElf img{prog_bytes("globals")};
+		img.replace_in(".strtab", ".BTF\0"s, ".BTX\0"s);
+		absl::StatusOr<BpfObject> obj = load_object(img.b);
+		REQUIRE(obj.ok());
+		CHECK(obj->btf == nullptr);
+		CHECK(obj->progs.size() == 2);
+		CHECK(obj->find_map(".data")->btf_value_type_id == 0);
+		RawElf maps{prog_bytes("maps")};
+		maps.replace_in(".strtab", ".BTF\0"s, ".BTX\0"s);
+		CHECK(load_error(maps.b) == "'.maps' section without .BTF");
+	}
+	SECTION("a static program") {
+		RawElf img{prog_bytes("globals")};
+		Elf64_Shdr sh = img.shdr(img.find(".symtab"));
+		bool done = false;
+		for (size_t i = 0; i < sh.sh_size / sizeof(Elf64_Sym); i++) {
+			Elf64_Sym sym;
+			size_t at = sh.sh_offset + i * sizeof(sym);
+			std::memcpy(&sym, img.b.data() + at, sizeof(sym));
+			const char *nm = reinterpret_cast<const char *>(
+				img.b.data() + img.shdr(sh.sh_link).sh_offset + sym.st_name);
+			if (std::string(nm) == "prog_b") {
+				sym.st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
+				std::memcpy(img.b.data() + at, &sym, sizeof(sym));
+				done = true;
+			}
+		}
+		REQUIRE(done);
+		CHECK(load_error(img.b) ==
+		      "section 'syscall': program 'prog_b' is static, programs must be global");
+	}
 	SECTION("a DATASEC without its ELF section") {
 		RawElf img{prog_bytes("globals")};
 		img.replace_in(".strtab", ".data.custom", ".data.kustom");

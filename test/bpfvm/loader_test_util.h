@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,15 @@ inline std::vector<u8> read_bytes(const std::string &path)
 	return std::vector<u8>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-inline std::vector<u8> prog_bytes(const std::string &name) { return read_bytes(prog_path(name)); }
+// The bytes of a compiled test program; throws (failing the test case) if
+// the object was not built.
+inline std::vector<u8> prog_bytes(const std::string &name)
+{
+	std::vector<u8> b = read_bytes(prog_path(name));
+	if (b.empty())
+		throw std::runtime_error(prog_path(name) + ": missing or empty (build test/progs first)");
+	return b;
+}
 
 inline u64 fake_kfunc(u64, u64, u64, u64, u64) { return 0; }
 
