@@ -105,7 +105,7 @@ f:
 )";
 
 struct Prepared {
-  BpfProgram prog;
+  BpfExecProg prog;
   u64 executed;
   u64 r0;
 };
@@ -121,7 +121,7 @@ Prepared prepare(const char *src) {
   }
   static std::vector<std::vector<bpf_insn>> keep;
   keep.push_back(*insns);
-  auto prog = BpfProgram::prepare({keep.back(), kHelpers, {}});
+  auto prog = BpfExecProg::prepare({keep.back(), kHelpers, {}});
   if (!prog.ok()) std::abort();
   static Ctx ctx;
   BpfMemRegion region{(u64)(uintptr_t)&ctx, sizeof(ctx), false};

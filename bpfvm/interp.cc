@@ -72,7 +72,7 @@ constexpr u32 kFpBit = 1u << BPF_REG_FP;
 
 template <bool Checked>
 struct BpfInterp {
-  using DInsn = BpfProgram::DInsn;
+  using DInsn = BpfExecProg::DInsn;
 
   struct Frame {
     const DInsn *ret;
@@ -81,12 +81,12 @@ struct BpfInterp {
   };
 
   // With labels_out set, only returns the handler table (indexed by bpf_opc_id).
-  static u64 run(const BpfProgram *prog, const u64 *args, const BpfCheckedRunOpts *opts,
+  static u64 run(const BpfExecProg *prog, const u64 *args, const BpfCheckedRunOpts *opts,
                  BpfRunResult *res, const void *const **labels_out);
 };
 
 template <bool Checked>
-u64 BpfInterp<Checked>::run(const BpfProgram *prog, const u64 *args,
+u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
                             const BpfCheckedRunOpts *opts, BpfRunResult *res,
                             const void *const **labels_out) {
   static const void *const kLabels[BPF_OPC_NR] = {
@@ -114,7 +114,7 @@ u64 BpfInterp<Checked>::run(const BpfProgram *prog, const u64 *args,
   // Checked-mode state.
   u32 init = kFpBit;
   u64 budget = 0;
-  const BpfProgram::CheckMeta *const meta = prog->meta_.data();
+  const BpfExecProg::CheckMeta *const meta = prog->meta_.data();
   char why[160];
   why[0] = 0;
 
@@ -141,7 +141,7 @@ u64 BpfInterp<Checked>::run(const BpfProgram *prog, const u64 *args,
 #define DISPATCH()                                                                     \
   do {                                                                                 \
     if constexpr (Checked) {                                                           \
-      const BpfProgram::CheckMeta &m_ = meta[pc - base];                               \
+      const BpfExecProg::CheckMeta &m_ = meta[pc - base];                               \
       if (unlikely(m_.rd & ~init)) {                                                   \
         std::snprintf(why, sizeof(why), "R%d !read_ok", __builtin_ctz(m_.rd & ~init)); \
         goto fault;                                                                    \
@@ -517,7 +517,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the interpreter assume
 template struct BpfInterp<false>;
 template struct BpfInterp<true>;
 
-absl::StatusOr<BpfProgram> BpfProgram::prepare(const BpfLinkedProg &lp) {
+absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
   const bpf_insn *insns = lp.insns.data();
   const size_t cnt = lp.insns.size();
   std::string err;
@@ -529,7 +529,7 @@ absl::StatusOr<BpfProgram> BpfProgram::prepare(const BpfLinkedProg &lp) {
   BpfInterp<false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
   BpfInterp<true>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
 
-  BpfProgram p;
+  BpfExecProg p;
   p.code_.resize(cnt);
   p.ccode_.resize(cnt);
   p.meta_.resize(cnt);
@@ -586,11 +586,11 @@ absl::StatusOr<BpfProgram> BpfProgram::prepare(const BpfLinkedProg &lp) {
   return p;
 }
 
-u64 BpfProgram::run_fast(const u64 args[5]) const {
+u64 BpfExecProg::run_fast(const u64 args[5]) const {
   return BpfInterp<false>::run(this, args, nullptr, nullptr, nullptr);
 }
 
-BpfRunResult BpfProgram::run_checked(const BpfCheckedRunOpts &opts) const {
+BpfRunResult BpfExecProg::run_checked(const BpfCheckedRunOpts &opts) const {
   BpfRunResult res;
   BpfInterp<true>::run(this, opts.args.data(), &opts, &res, nullptr);
   return res;

@@ -5,7 +5,7 @@
 //   1. link (not here: the ELF loader): pseudo ld_imm64 sources are rewritten to plain 64-bit
 //      values (src_reg 0), helper ids index a helper table, kfunc calls name (BTF id, BTF fd
 //      index) pairs that a kfunc table resolves. The result is a BpfLinkedProg.
-//   2. prepare (BpfProgram::prepare): every instruction is decoded through the opcode table
+//   2. prepare (BpfExecProg::prepare): every instruction is decoded through the opcode table
 //      (bpfvm/opcodes.h, the only validity decision), the program layout is checked, helper
 //      and kfunc calls are bound to function pointers, and each instruction becomes a 16-byte
 //      pre-decoded form holding its handler address (threaded code). ld_imm64 keeps its two
@@ -50,7 +50,7 @@ struct BpfKfunc {
   bpf_func_t fn;
 };
 
-// An already-linked program: the input of BpfProgram::prepare().
+// An already-linked program: the input of BpfExecProg::prepare().
 struct BpfLinkedProg {
   std::span<const bpf_insn> insns;      // ld_imm64 must have src_reg 0 (resolved)
   std::span<const bpf_func_t> helpers;  // helper id -> function; nullptr: no such helper
@@ -84,10 +84,10 @@ struct BpfRunResult {
   std::string reason; // why the run faulted (when !ok)
 };
 
-class BpfProgram {
+class BpfExecProg {
  public:
   // Decodes, validates and binds a linked program. Errors read "<reason> at insn <idx>".
-  static absl::StatusOr<BpfProgram> prepare(const BpfLinkedProg &prog);
+  static absl::StatusOr<BpfExecProg> prepare(const BpfLinkedProg &prog);
 
   // Fast mode: r1..r5 = args. Only for programs a verifier accepted.
   u64 run_fast(const u64 args[5]) const;
@@ -119,7 +119,7 @@ class BpfProgram {
   };
 
  private:
-  BpfProgram() = default;
+  BpfExecProg() = default;
   template <bool Checked>
   friend struct BpfInterp;
 

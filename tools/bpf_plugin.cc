@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
   std::vector<bpf_insn> insns(code.size() / sizeof(bpf_insn));
   if (!code.empty()) std::memcpy(insns.data(), code.data(), code.size());
 
-  auto prog = BpfProgram::prepare({insns, kHelpers, kKfuncs});
+  auto prog = BpfExecProg::prepare({insns, kHelpers, kKfuncs});
   if (!prog.ok()) return fail(1, std::string(prog.status().message()));
 
   BpfMemRegion region{(u64)(uintptr_t)mem.data(), mem.size(), true};

@@ -20,8 +20,8 @@ std::vector<bpf_insn> assemble(const char *src) {
   return *p;
 }
 
-BpfProgram prepare(const std::vector<bpf_insn> &insns, std::span<const bpf_func_t> helpers = {}) {
-  auto p = BpfProgram::prepare({insns, helpers, {}});
+BpfExecProg prepare(const std::vector<bpf_insn> &insns, std::span<const bpf_func_t> helpers = {}) {
+  auto p = BpfExecProg::prepare({insns, helpers, {}});
   REQUIRE(p.ok());
   return std::move(*p);
 }
@@ -37,7 +37,7 @@ bool allow_g(void *opaque, u64 addr, u64 len, bool write) {
 
 TEST_CASE("checked run: read-only regions refuse writes", "[bpfvm][interp]") {
   auto insns = assemble("ldxdw %r0, [%r1+0]\nstdw [%r1+0], 1\nexit");
-  BpfProgram p = prepare(insns);
+  BpfExecProg p = prepare(insns);
   u64 ctx = 42;
   BpfMemRegion ro{(u64)(uintptr_t)&ctx, sizeof(ctx), false};
   BpfCheckedRunOpts o;
@@ -52,7 +52,7 @@ TEST_CASE("checked run: read-only regions refuse writes", "[bpfvm][interp]") {
 
 TEST_CASE("checked run: the memory callback admits other memory", "[bpfvm][interp]") {
   auto insns = assemble("ldxdw %r0, [%r1+8]\nexit");
-  BpfProgram p = prepare(insns);
+  BpfExecProg p = prepare(insns);
   int calls = 0;
   BpfCheckedRunOpts o;
   o.args[0] = (u64)(uintptr_t)g_allowed;
@@ -69,7 +69,7 @@ TEST_CASE("checked run: the memory callback admits other memory", "[bpfvm][inter
 
 TEST_CASE("checked run: arguments, executed count and budget", "[bpfvm][interp]") {
   auto insns = assemble("mov %r0, %r1\nadd %r0, %r2\nadd %r0, %r3\nadd %r0, %r4\nadd %r0, %r5\nexit");
-  BpfProgram p = prepare(insns);
+  BpfExecProg p = prepare(insns);
   BpfCheckedRunOpts o;
   o.args = {1, 2, 3, 4, 5};
   o.nargs = 5;
@@ -94,7 +94,7 @@ TEST_CASE("checked run: arguments, executed count and budget", "[bpfvm][interp]"
 
 TEST_CASE("fast run: a bad callx stops the program with r0 = 0 and a warning", "[bpfvm][interp]") {
   auto insns = assemble("mov %r2, 9\ncallx %r2\nmov %r0, 7\nexit");
-  BpfProgram p = prepare(insns);
+  BpfExecProg p = prepare(insns);
   emu::set_warnings_quiet(true);
   emu::reset_warnings();
   const u64 args[5] = {};
@@ -106,7 +106,7 @@ TEST_CASE("fast run: a bad callx stops the program with r0 = 0 and a warning", "
 
 TEST_CASE("prepare: errors name the instruction", "[bpfvm][interp]") {
   auto insns = assemble("mov %r0, 0\nlddw %r1, map_by_fd(1)\nexit");
-  auto p = BpfProgram::prepare({insns, {}, {}});
+  auto p = BpfExecProg::prepare({insns, {}, {}});
   REQUIRE_FALSE(p.ok());
   CHECK(p.status().message() == "ld_imm64 with src_reg 1 is not linked at insn 1");
 }

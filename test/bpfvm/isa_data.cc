@@ -160,7 +160,7 @@ IsaRunOutcome run_isa_program(const std::vector<bpf_insn> &insns, std::vector<u8
   IsaRunOutcome out;
   *fast_mismatch = false;
   BpfLinkedProg lp{insns, kHelpers, kKfuncs};
-  auto prog = BpfProgram::prepare(lp);
+  auto prog = BpfExecProg::prepare(lp);
   if (!prog.ok()) {
     out.error = std::string(prog.status().message());
     return out;
