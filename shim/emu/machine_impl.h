@@ -42,6 +42,8 @@ struct TaskImpl {
   bool exited = false;
   bool attached = false;      // an AttachThread task (native)
   bool timed_out = false;     // the last timed sleep ended by its deadline
+  // kthread_run() state (shim/kthread.cc).
+  std::shared_ptr<void> kthread;
   // Workqueue worker: the pool served and the item being executed.
   struct WorkPool *pool = nullptr;
   work_struct *current_work = nullptr;

@@ -7,6 +7,7 @@
 #include "shim/completion.h"
 #include "shim/errno.h"
 #include "shim/jiffies.h"
+#include "shim/kthread.h"
 #include "shim/machine.h"
 #include "shim/sched.h"
 #include "shim/timer.h"
@@ -191,5 +192,34 @@ TEST_CASE("waitqueue: wait_event, wake_up_all and wait_event_timeout", "[shim][w
     m.run();
     CHECK(done == 2);
     CHECK(left == 0);
+  }
+}
+
+TEST_CASE("kthread: kthread_stop wakes the thread, waits for it and returns its value",
+          "[shim][kthread]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 2, 17));
+    static std::atomic<int> loops;
+    loops = 0;
+    int ret = 0;
+    m.exec([&] {
+      task_struct *k = kthread_run_on_cpu([](void *) -> int {
+        CHECK((current->flags & PF_KTHREAD) != 0);
+        CHECK(smp_processor_id() == 1);
+        while (!kthread_should_stop()) {
+          loops++;
+          set_current_state(TASK_INTERRUPTIBLE);
+          if (kthread_should_stop()) break;
+          schedule_timeout(5);
+        }
+        __set_current_state(TASK_RUNNING);
+        return 42;
+      }, nullptr, 1, "worker");
+      msleep(20);
+      ret = kthread_stop(k);
+    });
+    CHECK(ret == 42);
+    CHECK(loops >= 2);
   }
 }
