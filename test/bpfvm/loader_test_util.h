@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/bpfvm/loader_test_util.h: helpers shared by the loader tests: paths
+// of the compiled test programs, raw object bytes, and a kfunc registry with
+// the memcg kfuncs' signatures.
+#pragma once
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "bpfvm/kfunc.h"
+#include "bpfvm/loader.h"
+
+#ifndef UMEMCG_BPF_PROGS_DIR
+#error "UMEMCG_BPF_PROGS_DIR must name the directory of the compiled test/progs objects"
+#endif
+
+namespace umemcg::emu::testing {
+
+inline std::string prog_path(const std::string &name)
+{
+	return std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name + ".bpf.o";
+}
+
+inline std::vector<u8> read_bytes(const std::string &path)
+{
+	std::ifstream in(path, std::ios::binary);
+	return std::vector<u8>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+inline std::vector<u8> prog_bytes(const std::string &name) { return read_bytes(prog_path(name)); }
+
+inline u64 fake_kfunc(u64, u64, u64, u64, u64) { return 0; }
+
+// The memcg kfuncs the test objects call (kernel-semantics.md 5.1, 5.5).
+inline void add_memcg_kfuncs(KfuncRegistry &reg, bool with_reclaim = true)
+{
+	auto add = [&reg](KfuncDesc d) {
+		d.fn = fake_kfunc;
+		absl::Status st = reg.add(std::move(d));
+		if (!st.ok())
+			throw std::runtime_error(std::string(st.message()));
+	};
+	add({"bpf_get_mem_cgroup", KfuncArg::ptr_to("mem_cgroup"),
+	     {KfuncArg::ptr_to("cgroup_subsys_state")}, KF_ACQUIRE | KF_RET_NULL | KF_RCU});
+	add({"bpf_put_mem_cgroup", KfuncArg::void_(), {KfuncArg::ptr_to("mem_cgroup")}, KF_RELEASE});
+	add({"bpf_mem_cgroup_usage", KfuncArg::scalar(8), {KfuncArg::ptr_to("mem_cgroup")},
+	     KF_TRUSTED_ARGS});
+	add({"bpf_mem_cgroup_flush_stats", KfuncArg::void_(), {KfuncArg::ptr_to("mem_cgroup")},
+	     KF_TRUSTED_ARGS | KF_SLEEPABLE});
+	if (with_reclaim) {
+		KfuncDesc d{"bpf_proactive_reclaim", KfuncArg::scalar(8, true),
+			    {KfuncArg::ptr_to("mem_cgroup"), KfuncArg::scalar(8), KfuncArg::scalar(4, true)},
+			    KF_SLEEPABLE};
+		d.prog_types = {BPF_PROG_TYPE_SYSCALL};
+		add(std::move(d));
+	}
+}
+
+}  // namespace umemcg::emu::testing
