@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/interp.cc: the eBPF interpreter: prepare (pre-decode to threaded code) and the two run
+// modes, one handler per opcode-table row.
+//
+// Mirrors: kernel/bpf/core.c (___bpf_prog_run(), Linux 6.19)
+// Emulation: see bpfvm/interp.h. The handler table is generated from bpfvm/opcodes.def, so every
+//   row has exactly one handler (a missing label is a compile error). Both modes are one template
+//   body: BpfInterp<true> adds the checks at dispatch and in the memory handlers.
+#include "bpfvm/interp.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "shim/bug.h"
+#include "shim/compiler.h"
+
+namespace umemcg::emu {
+
+namespace {
+
+using namespace bpf_opc;
+
+// RFC 9669 section 4.1: division by zero gives 0, modulo by zero leaves dst unchanged (the ALU
+// forms zero-extend it like every 32-bit result); signed INT_MIN / -1 == INT_MIN and
+// INT_MIN % -1 == 0 (Documentation/bpf/standardization/instruction-set.rst); signed modulo
+// truncates like C.
+inline u64 div64(u64 a, u64 b) { return b ? a / b : 0; }
+inline u32 div32(u32 a, u32 b) { return b ? a / b : 0; }
+inline u64 mod64(u64 a, u64 b) { return b ? a % b : a; }
+inline u32 mod32(u32 a, u32 b) { return b ? a % b : a; }
+inline u64 sdiv64(u64 a, u64 b) {
+  if (b == 0) return 0;
+  if ((s64)b == -1) return 0 - a;  // wraps: INT64_MIN / -1 == INT64_MIN
+  return (u64)((s64)a / (s64)b);
+}
+inline u32 sdiv32(u32 a, u32 b) {
+  if (b == 0) return 0;
+  if ((s32)b == -1) return 0u - a;
+  return (u32)((s32)a / (s32)b);
+}
+inline u64 smod64(u64 a, u64 b) {
+  if (b == 0) return a;
+  if ((s64)b == -1) return 0;
+  return (u64)((s64)a % (s64)b);
+}
+inline u32 smod32(u32 a, u32 b) {
+  if (b == 0) return a;
+  if ((s32)b == -1) return 0;
+  return (u32)((s32)a % (s32)b);
+}
+
+template <typename T>
+inline T load_mem(u64 addr) {
+  T v;
+  std::memcpy(&v, (const void *)(uintptr_t)addr, sizeof(T));
+  return v;
+}
+template <typename T>
+inline void store_mem(u64 addr, T v) {
+  std::memcpy((void *)(uintptr_t)addr, &v, sizeof(T));
+}
+template <typename T>
+inline T *atomic_ptr(u64 addr) {
+  return reinterpret_cast<T *>((uintptr_t)addr);
+}
+
+constexpr u32 kCallerSaved = 0x3e;  // r1-r5
+constexpr u32 kFpBit = 1u << BPF_REG_FP;
+
+}  // namespace
+
+template <bool Checked>
+struct BpfInterp {
+  using DInsn = BpfProgram::DInsn;
+
+  struct Frame {
+    const DInsn *ret;
+    u64 saved[4];  // r6-r9 of the caller
+    u32 init;      // checked mode: the caller's initialised-register mask
+  };
+
+  // With labels_out set, only returns the handler table (indexed by bpf_opc_id).
+  static u64 run(const BpfProgram *prog, const u64 *args, const BpfCheckedRunOpts *opts,
+                 BpfRunResult *res, const void *const **labels_out);
+};
+
+template <bool Checked>
+u64 BpfInterp<Checked>::run(const BpfProgram *prog, const u64 *args,
+                            const BpfCheckedRunOpts *opts, BpfRunResult *res,
+                            const void *const **labels_out) {
+  static const void *const kLabels[BPF_OPC_NR] = {
+#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic) &&op_##name,
+#include "bpfvm/opcodes.def"
+#undef BPF_OPCODE
+  };
+  if (labels_out) {
+    *labels_out = kLabels;
+    return 0;
+  }
+
+  const DInsn *const base = Checked ? prog->ccode_.data() : prog->code_.data();
+  const DInsn *pc = base;
+  const bpf_func_t *const helpers = prog->helpers_.data();
+  const size_t nr_helpers = prog->helpers_.size();
+  const bpf_func_t *const kfuncs = prog->kfuncs_.data();
+
+  u64 R[MAX_BPF_REG] = {};
+  alignas(16) u8 stack[MAX_CALL_FRAMES * MAX_BPF_STACK];
+  const u64 stack_top = (u64)(uintptr_t)(stack + sizeof(stack));
+  Frame frames[MAX_CALL_FRAMES];
+  int depth = 0;
+
+  // Checked-mode state.
+  u32 init = kFpBit;
+  u64 budget = 0;
+  const BpfProgram::CheckMeta *const meta = prog->meta_.data();
+  char why[160];
+  why[0] = 0;
+
+  for (int i = 0; i < 5; i++) R[i + 1] = args[i];
+  R[BPF_REG_FP] = stack_top;
+  if constexpr (Checked) {
+    std::memset(stack, 0, sizeof(stack));
+    for (int i = 0; i < opts->nargs && i < 5; i++) init |= 1u << (i + 1);
+    budget = opts->insn_budget;
+  }
+
+  // Checked mode: bounds of one access against the active frames' stack, the declared regions
+  // and the oracle. Overflow-safe: never computes addr + len.
+  auto mem_ok = [&](u64 addr, u64 len, bool write) -> bool {
+    const u64 lo = R[BPF_REG_FP] - MAX_BPF_STACK;
+    if (addr >= lo && addr <= stack_top && len <= stack_top - addr) return true;
+    for (const BpfMemRegion &r : opts->regions) {
+      if (addr >= r.start && addr - r.start <= r.len && len <= r.len - (addr - r.start))
+        return !write || r.writable;
+    }
+    return opts->mem_ok && opts->mem_ok(opts->mem_ok_opaque, addr, len, write);
+  };
+
+#define DISPATCH()                                                                     \
+  do {                                                                                 \
+    if constexpr (Checked) {                                                           \
+      const BpfProgram::CheckMeta &m_ = meta[pc - base];                               \
+      if (unlikely(m_.rd & ~init)) {                                                   \
+        std::snprintf(why, sizeof(why), "R%d !read_ok", __builtin_ctz(m_.rd & ~init)); \
+        goto fault;                                                                    \
+      }                                                                                \
+      if (unlikely(budget-- == 0)) {                                                   \
+        std::snprintf(why, sizeof(why), "instruction budget of %llu exhausted",        \
+                      (unsigned long long)opts->insn_budget);                          \
+        goto fault;                                                                    \
+      }                                                                                \
+      init |= m_.wr;                                                                   \
+    }                                                                                  \
+    goto *pc->op;                                                                      \
+  } while (0)
+#define NEXT() \
+  do {         \
+    ++pc;      \
+    DISPATCH(); \
+  } while (0)
+#define JUMP_IF(cond)       \
+  do {                      \
+    if (cond) pc += pc->off; \
+    ++pc;                   \
+    DISPATCH();             \
+  } while (0)
+#define MEMCHECK(addr, len, write)                                                             \
+  do {                                                                                         \
+    if constexpr (Checked) {                                                                   \
+      if (unlikely(!mem_ok((addr), (len), (write)))) {                                         \
+        std::snprintf(why, sizeof(why), "invalid memory %s of %d bytes at 0x%llx",             \
+                      (write) ? "write" : "read", (int)(len), (unsigned long long)(addr));     \
+        goto fault;                                                                            \
+      }                                                                                        \
+    }                                                                                          \
+  } while (0)
+#define ATOMICCHECK(addr, len)                                                                   \
+  do {                                                                                           \
+    MEMCHECK(addr, len, true);                                                                   \
+    if constexpr (Checked) {                                                                     \
+      if (unlikely((addr) % (len))) {                                                            \
+        std::snprintf(why, sizeof(why), "misaligned atomic access of %d bytes at 0x%llx",        \
+                      (int)(len), (unsigned long long)(addr));                                   \
+        goto fault;                                                                              \
+      }                                                                                          \
+    }                                                                                            \
+  } while (0)
+
+#define D R[pc->dst]
+#define S R[pc->src]
+#define IMM64 ((u64)(s64)pc->imm)
+#define IMM32 ((u32)pc->imm)
+
+  DISPATCH();
+
+  // --- ALU / ALU64 ------------------------------------------------------------------------
+#define BINOP(NAME, OP)                         \
+  op_ALU64_##NAME##_K : D = D OP IMM64;         \
+  NEXT();                                       \
+  op_ALU64_##NAME##_X : D = D OP S;             \
+  NEXT();                                       \
+  op_ALU_##NAME##_K : D = (u32)((u32)D OP IMM32); \
+  NEXT();                                       \
+  op_ALU_##NAME##_X : D = (u32)((u32)D OP(u32) S); \
+  NEXT();
+  BINOP(ADD, +)
+  BINOP(SUB, -)
+  BINOP(MUL, *)
+  BINOP(OR, |)
+  BINOP(AND, &)
+  BINOP(XOR, ^)
+#undef BINOP
+
+#define SHIFT(NAME, EXPR64, EXPR32)                   \
+  op_ALU64_##NAME##_K : D = EXPR64(D, pc->imm & 63);  \
+  NEXT();                                             \
+  op_ALU64_##NAME##_X : D = EXPR64(D, S & 63);        \
+  NEXT();                                             \
+  op_ALU_##NAME##_K : D = EXPR32((u32)D, pc->imm & 31); \
+  NEXT();                                             \
+  op_ALU_##NAME##_X : D = EXPR32((u32)D, S & 31);     \
+  NEXT();
+#define LSH64(a, n) ((u64)(a) << (n))
+#define RSH64(a, n) ((u64)(a) >> (n))
+#define ARSH64(a, n) ((u64)((s64)(a) >> (n)))
+#define LSH32(a, n) ((u32)((u32)(a) << (n)))
+#define RSH32(a, n) ((u32)((u32)(a) >> (n)))
+#define ARSH32(a, n) ((u32)((s32)(a) >> (n)))
+  SHIFT(LSH, LSH64, LSH32)
+  SHIFT(RSH, RSH64, RSH32)
+  SHIFT(ARSH, ARSH64, ARSH32)
+#undef SHIFT
+
+#define DIVMOD(NAME, FN64, FN32)                       \
+  op_ALU64_##NAME##_K : D = FN64(D, IMM64);            \
+  NEXT();                                              \
+  op_ALU64_##NAME##_X : D = FN64(D, S);                \
+  NEXT();                                              \
+  op_ALU_##NAME##_K : D = FN32((u32)D, IMM32);         \
+  NEXT();                                              \
+  op_ALU_##NAME##_X : D = FN32((u32)D, (u32)S);        \
+  NEXT();
+  DIVMOD(DIV, div64, div32)
+  DIVMOD(SDIV, sdiv64, sdiv32)
+  DIVMOD(MOD, mod64, mod32)
+  DIVMOD(SMOD, smod64, smod32)
+#undef DIVMOD
+
+op_ALU64_NEG:
+  D = 0 - D;
+  NEXT();
+op_ALU_NEG:
+  D = (u32)(0u - (u32)D);
+  NEXT();
+op_ALU64_MOV_K:
+  D = IMM64;
+  NEXT();
+op_ALU64_MOV_X:
+  D = S;
+  NEXT();
+op_ALU_MOV_K:
+  D = IMM32;
+  NEXT();
+op_ALU_MOV_X:
+  D = (u32)S;
+  NEXT();
+op_ALU64_MOVSX8_X:
+  D = (u64)(s64)(s8)S;
+  NEXT();
+op_ALU64_MOVSX16_X:
+  D = (u64)(s64)(s16)S;
+  NEXT();
+op_ALU64_MOVSX32_X:
+  D = (u64)(s64)(s32)S;
+  NEXT();
+op_ALU_MOVSX8_X:
+  D = (u32)(s32)(s8)S;
+  NEXT();
+op_ALU_MOVSX16_X:
+  D = (u32)(s32)(s16)S;
+  NEXT();
+
+  // Byte order: this host is little-endian (static_assert below), so to_le truncates and
+  // to_be / bswap swap.
+op_ALU_TO_LE16:
+  D = (u16)D;
+  NEXT();
+op_ALU_TO_LE32:
+  D = (u32)D;
+  NEXT();
+op_ALU_TO_LE64:
+  NEXT();
+op_ALU_TO_BE16:
+op_ALU64_BSWAP16:
+  D = __builtin_bswap16((u16)D);
+  NEXT();
+op_ALU_TO_BE32:
+op_ALU64_BSWAP32:
+  D = __builtin_bswap32((u32)D);
+  NEXT();
+op_ALU_TO_BE64:
+op_ALU64_BSWAP64:
+  D = __builtin_bswap64(D);
+  NEXT();
+
+  // --- JMP / JMP32 ------------------------------------------------------------------------
+op_JMP_JA:
+  pc += pc->off + 1;
+  DISPATCH();
+op_JMP32_JA:
+  pc += (s64)pc->imm + 1;
+  DISPATCH();
+
+#define JCC(NAME, OP, T64, T32)                            \
+  op_JMP_##NAME##_K : JUMP_IF((T64)D OP(T64) IMM64);       \
+  op_JMP_##NAME##_X : JUMP_IF((T64)D OP(T64) S);           \
+  op_JMP32_##NAME##_K : JUMP_IF((T32)D OP(T32) pc->imm);   \
+  op_JMP32_##NAME##_X : JUMP_IF((T32)D OP(T32) S);
+  JCC(JEQ, ==, u64, u32)
+  JCC(JNE, !=, u64, u32)
+  JCC(JGT, >, u64, u32)
+  JCC(JGE, >=, u64, u32)
+  JCC(JLT, <, u64, u32)
+  JCC(JLE, <=, u64, u32)
+  JCC(JSGT, >, s64, s32)
+  JCC(JSGE, >=, s64, s32)
+  JCC(JSLT, <, s64, s32)
+  JCC(JSLE, <=, s64, s32)
+  JCC(JSET, &, u64, u32)
+#undef JCC
+
+op_JMP_CALL_HELPER:
+  R[0] = helpers[pc->imm](R[1], R[2], R[3], R[4], R[5]);
+  if constexpr (Checked) init = (init & ~kCallerSaved) | 1u;
+  NEXT();
+op_JMP_CALL_KFUNC:
+  R[0] = kfuncs[pc->imm](R[1], R[2], R[3], R[4], R[5]);
+  if constexpr (Checked) init = (init & ~kCallerSaved) | 1u;
+  NEXT();
+op_JMP_CALLX: {
+  const u64 id = D;
+  if (unlikely(id >= nr_helpers || !helpers[id])) {
+    std::snprintf(why, sizeof(why), "callx to invalid helper id %llu", (unsigned long long)id);
+    goto fault;
+  }
+  R[0] = helpers[id](R[1], R[2], R[3], R[4], R[5]);
+  if constexpr (Checked) init = (init & ~kCallerSaved) | 1u;
+  NEXT();
+}
+op_JMP_CALL_LOCAL: {
+  if (unlikely(depth + 1 >= MAX_CALL_FRAMES)) {
+    std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep", depth + 2);
+    goto fault;
+  }
+  Frame &f = frames[depth++];
+  f.ret = pc + 1;
+  f.saved[0] = R[6];
+  f.saved[1] = R[7];
+  f.saved[2] = R[8];
+  f.saved[3] = R[9];
+  f.init = init;
+  R[BPF_REG_FP] -= MAX_BPF_STACK;
+  // The callee sees r1-r5 and its own frame pointer; r0 and r6-r9 are not initialised for it.
+  if constexpr (Checked) init = (init & kCallerSaved) | kFpBit;
+  pc += (s64)pc->imm + 1;
+  DISPATCH();
+}
+op_JMP_EXIT: {
+  if (depth == 0) {
+    if constexpr (Checked) {
+      res->ok = true;
+      res->r0 = R[0];
+      res->executed = opts->insn_budget - budget;
+    }
+    return R[0];
+  }
+  const Frame &f = frames[--depth];
+  R[6] = f.saved[0];
+  R[7] = f.saved[1];
+  R[8] = f.saved[2];
+  R[9] = f.saved[3];
+  R[BPF_REG_FP] += MAX_BPF_STACK;
+  // Back in the caller: r0 holds the result, r1-r5 are scratched, r6-r9 are the caller's.
+  if constexpr (Checked) init = (f.init & ~kCallerSaved) | 1u | kFpBit;
+  pc = f.ret;
+  DISPATCH();
+}
+
+  // --- LD (ld_imm64) ------------------------------------------------------------------------
+op_LD_IMM64:
+  D = (u64)(u32)pc->imm | ((u64)(u32)pc[1].imm << 32);
+  pc += 2;
+  DISPATCH();
+op_LD_IMM64_MAP_FD:
+op_LD_IMM64_MAP_VALUE:
+op_LD_IMM64_BTF_ID:
+op_LD_IMM64_FUNC:
+op_LD_IMM64_MAP_IDX:
+op_LD_IMM64_MAP_IDX_VALUE:
+op_LD_ABS_W:
+op_LD_ABS_H:
+op_LD_ABS_B:
+op_LD_IND_W:
+op_LD_IND_H:
+op_LD_IND_B:
+  // prepare() refuses these; reaching one means the pre-decoded program is corrupt.
+  std::snprintf(why, sizeof(why), "unsupported instruction");
+  goto fault;
+
+  // --- LDX / ST / STX -------------------------------------------------------------------------
+#define LDX(NAME, T, EXT)                        \
+  op_##NAME : {                                  \
+    const u64 a_ = S + (s64)pc->off;             \
+    MEMCHECK(a_, sizeof(T), false);              \
+    D = (u64)(EXT)load_mem<T>(a_);               \
+    NEXT();                                      \
+  }
+  LDX(LDX_MEM_B, u8, u64)
+  LDX(LDX_MEM_H, u16, u64)
+  LDX(LDX_MEM_W, u32, u64)
+  LDX(LDX_MEM_DW, u64, u64)
+  LDX(LDX_MEMSX_B, s8, s64)
+  LDX(LDX_MEMSX_H, s16, s64)
+  LDX(LDX_MEMSX_W, s32, s64)
+#undef LDX
+
+#define STORE(NAME, T, VAL)                      \
+  op_##NAME : {                                  \
+    const u64 a_ = D + (s64)pc->off;             \
+    MEMCHECK(a_, sizeof(T), true);               \
+    store_mem<T>(a_, (T)(VAL));                  \
+    NEXT();                                      \
+  }
+  STORE(ST_MEM_B, u8, pc->imm)
+  STORE(ST_MEM_H, u16, pc->imm)
+  STORE(ST_MEM_W, u32, pc->imm)
+  STORE(ST_MEM_DW, u64, IMM64)
+  STORE(STX_MEM_B, u8, S)
+  STORE(STX_MEM_H, u16, S)
+  STORE(STX_MEM_W, u32, S)
+  STORE(STX_MEM_DW, u64, S)
+#undef STORE
+
+  // --- atomics: the non-fetching ones are relaxed RMWs (kernel: atomic_add() and friends),
+  // the fetching ones, xchg and cmpxchg are fully ordered (atomic_fetch_add() and friends).
+#define ATOMIC(W, T, NAME, BUILTIN)                                                 \
+  op_STX_ATOMIC##W##_##NAME : {                                                     \
+    const u64 a_ = D + (s64)pc->off;                                                \
+    ATOMICCHECK(a_, sizeof(T));                                                     \
+    BUILTIN(atomic_ptr<T>(a_), (T)S, __ATOMIC_RELAXED);                             \
+    NEXT();                                                                         \
+  }                                                                                 \
+  op_STX_ATOMIC##W##_FETCH_##NAME : {                                               \
+    const u64 a_ = D + (s64)pc->off;                                                \
+    ATOMICCHECK(a_, sizeof(T));                                                     \
+    S = (u64)BUILTIN(atomic_ptr<T>(a_), (T)S, __ATOMIC_SEQ_CST);                    \
+    NEXT();                                                                         \
+  }
+  ATOMIC(64, u64, ADD, __atomic_fetch_add)
+  ATOMIC(64, u64, OR, __atomic_fetch_or)
+  ATOMIC(64, u64, AND, __atomic_fetch_and)
+  ATOMIC(64, u64, XOR, __atomic_fetch_xor)
+  ATOMIC(32, u32, ADD, __atomic_fetch_add)
+  ATOMIC(32, u32, OR, __atomic_fetch_or)
+  ATOMIC(32, u32, AND, __atomic_fetch_and)
+  ATOMIC(32, u32, XOR, __atomic_fetch_xor)
+#undef ATOMIC
+
+#define XCHG(W, T)                                                                   \
+  op_STX_ATOMIC##W##_XCHG : {                                                        \
+    const u64 a_ = D + (s64)pc->off;                                                 \
+    ATOMICCHECK(a_, sizeof(T));                                                      \
+    S = (u64)__atomic_exchange_n(atomic_ptr<T>(a_), (T)S, __ATOMIC_SEQ_CST);         \
+    NEXT();                                                                          \
+  }                                                                                  \
+  op_STX_ATOMIC##W##_CMPXCHG : {                                                     \
+    const u64 a_ = D + (s64)pc->off;                                                 \
+    ATOMICCHECK(a_, sizeof(T));                                                      \
+    T expected_ = (T)R[0];                                                           \
+    __atomic_compare_exchange_n(atomic_ptr<T>(a_), &expected_, (T)S, false,          \
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                 \
+    R[0] = (u64)expected_;                                                           \
+    NEXT();                                                                          \
+  }
+  XCHG(64, u64)
+  XCHG(32, u32)
+#undef XCHG
+
+fault:
+  if constexpr (Checked) {
+    res->ok = false;
+    res->insn = (size_t)(pc - base);
+    res->reason = why;
+    res->executed = opts->insn_budget - budget;
+  } else {
+    // Emulation: a verified program cannot get here except through callx or a call chain
+    // deeper than the verifier allowed; the fast mode then stops the program with r0 = 0.
+    WARN_ONCE(1, "bpf fast mode: %s at insn %zu", why, (size_t)(pc - base));
+  }
+  return 0;
+
+#undef DISPATCH
+#undef NEXT
+#undef JUMP_IF
+#undef MEMCHECK
+#undef ATOMICCHECK
+#undef D
+#undef S
+#undef IMM64
+#undef IMM32
+}
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the interpreter assumes a little-endian host");
+
+template struct BpfInterp<false>;
+template struct BpfInterp<true>;
+
+absl::StatusOr<BpfProgram> BpfProgram::prepare(const BpfLinkedProg &lp) {
+  const bpf_insn *insns = lp.insns.data();
+  const size_t cnt = lp.insns.size();
+  std::string err;
+  size_t bad = 0;
+  if (!bpf_check_prog_layout(insns, cnt, &err, &bad)) return absl::InvalidArgumentError(err);
+
+  const void *const *fast_labels = nullptr;
+  const void *const *checked_labels = nullptr;
+  BpfInterp<false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
+  BpfInterp<true>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
+
+  BpfProgram p;
+  p.code_.resize(cnt);
+  p.ccode_.resize(cnt);
+  p.meta_.resize(cnt);
+  p.helpers_.assign(lp.helpers.begin(), lp.helpers.end());
+  auto fail = [&](size_t i, const std::string &why) {
+    return absl::InvalidArgumentError(why + " at insn " + std::to_string(i));
+  };
+  for (size_t i = 0; i < cnt; i++) {
+    const bpf_opcode_desc *d = bpf_opcode_decode(insns, cnt, i, nullptr);
+    const bpf_insn &in = insns[i];
+    const bpf_form_desc &f = bpf_form_of(*d);
+    if (f.kind == K_PACKET)
+      return fail(i, "legacy packet access (BPF_ABS/BPF_IND) is not supported");
+    if (f.kind == K_LD_IMM64 && in.src_reg != BPF_LD_IMM64_PLAIN)
+      return fail(i, "ld_imm64 with src_reg " + std::to_string(in.src_reg) + " is not linked");
+    if (((f.flow & WR_DST) && in.dst_reg == BPF_REG_FP) ||
+        ((f.flow & WR_SRC) && in.src_reg == BPF_REG_FP))
+      return fail(i, "frame pointer is read only");
+    DInsn di{fast_labels[d->id], in.imm, in.off, in.dst_reg, in.src_reg};
+    if (d->id == BPF_OPC_JMP_CALL_HELPER) {
+      if (in.imm < 0 || (size_t)in.imm >= p.helpers_.size() || !p.helpers_[in.imm])
+        return fail(i, "invalid func unknown#" + std::to_string(in.imm));
+    } else if (d->id == BPF_OPC_JMP_CALL_KFUNC) {
+      bpf_func_t fn = nullptr;
+      for (const BpfKfunc &k : lp.kfuncs)
+        if (k.btf_id == in.imm && k.btf_fd_idx == in.off) fn = k.fn;
+      if (!fn)
+        return fail(i, "kfunc btf_id " + std::to_string(in.imm) + " (fd_idx " +
+                           std::to_string(in.off) + ") is not linked");
+      di.imm = (s32)p.kfuncs_.size();
+      p.kfuncs_.push_back(fn);
+    }
+    CheckMeta m{};
+    if (f.flow & RD_DST) m.rd |= 1u << in.dst_reg;
+    if (f.flow & RD_SRC) m.rd |= 1u << in.src_reg;
+    if (f.flow & RD_R0) m.rd |= 1u;
+    if (f.flow & WR_DST) m.wr |= 1u << in.dst_reg;
+    if (f.flow & WR_SRC) m.wr |= 1u << in.src_reg;
+    if (f.flow & WR_R0) m.wr |= 1u;
+    m.id = d->id;
+    m.bytes = (u8)bpf_opcode_mem_bytes(*d);
+    p.code_[i] = di;
+    di.op = checked_labels[d->id];
+    p.ccode_[i] = di;
+    p.meta_[i] = m;
+    if (f.slots == 2) {
+      // The second slot carries the high immediate; it is never dispatched.
+      i++;
+      p.code_[i] = DInsn{nullptr, insns[i].imm, 0, 0, 0};
+      p.ccode_[i] = p.code_[i];
+      p.meta_[i] = m;
+    }
+  }
+  return p;
+}
+
+u64 BpfProgram::run_fast(const u64 args[5]) const {
+  return BpfInterp<false>::run(this, args, nullptr, nullptr, nullptr);
+}
+
+BpfRunResult BpfProgram::run_checked(const BpfCheckedRunOpts &opts) const {
+  BpfRunResult res;
+  BpfInterp<true>::run(this, opts.args.data(), &opts, &res, nullptr);
+  return res;
+}
+
+}  // namespace umemcg::emu

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/interp.h: the eBPF interpreter (RFC 9669, cpu v1-v4), fast and checked modes.
+//
+// Overview. A program goes through three steps:
+//   1. link (not here: the ELF loader): pseudo ld_imm64 sources are rewritten to plain 64-bit
+//      values (src_reg 0), helper ids index a helper table, kfunc calls name (BTF id, BTF fd
+//      index) pairs that a kfunc table resolves. The result is a BpfLinkedProg.
+//   2. prepare (BpfProgram::prepare): every instruction is decoded through the opcode table
+//      (bpfvm/opcodes.h, the only validity decision), the program layout is checked, helper
+//      and kfunc calls are bound to function pointers, and each instruction becomes a 16-byte
+//      pre-decoded form holding its handler address (threaded code). ld_imm64 keeps its two
+//      slots, so pre-decoded index == instruction index (errors name the instruction index).
+//   3. run:
+//      - run_fast(): computed-goto dispatch with no per-instruction checks. For programs a
+//        verifier accepted (memory safety, initialised registers, termination are its proofs).
+//      - run_checked(): the same handlers with defence-in-depth checks: every memory access is
+//        bounds-checked against the stack of the active frames and the regions the caller
+//        declares (plus a callback for other valid memory), reads of uninitialised registers
+//        are caught, an instruction budget bounds the run, the call depth is limited to
+//        MAX_CALL_FRAMES, and a fault returns the instruction index and a reason instead of
+//        crashing. For tests, fuzzing and the conformance plugin.
+//
+// Mirrors: kernel/bpf/core.c (___bpf_prog_run(), the interpreter; Linux 6.19)
+// Emulation: the kernel interpreter trusts the verifier entirely; the checked mode is ours.
+// Emulation: r10 frames are MAX_BPF_STACK (512) bytes each, one per call depth, in one stack
+//   array of the run (the kernel's interpreter sizes each frame to the verified stack depth).
+// Emulation: callx (BPF_JMP | BPF_CALL | BPF_X) calls the helper whose id is in dst_reg, as the
+//   conformance suite's runtimes do; the kernel has no callx.
+// Emulation: the legacy packet loads (BPF_ABS/BPF_IND) are rejected by prepare: no skb here.
+#pragma once
+
+#include <array>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bpfvm/insn.h"
+#include "bpfvm/opcodes.h"
+
+namespace umemcg::emu {
+
+// Helper and kfunc calling convention: r0 = fn(r1, r2, r3, r4, r5).
+using bpf_func_t = u64 (*)(u64, u64, u64, u64, u64);
+
+// A kfunc the link step resolved: calls with imm == btf_id and off == btf_fd_idx go to fn.
+struct BpfKfunc {
+  s32 btf_id;
+  s16 btf_fd_idx;
+  bpf_func_t fn;
+};
+
+// An already-linked program: the input of BpfProgram::prepare().
+struct BpfLinkedProg {
+  std::span<const bpf_insn> insns;      // ld_imm64 must have src_reg 0 (resolved)
+  std::span<const bpf_func_t> helpers;  // helper id -> function; nullptr: no such helper
+  std::span<const BpfKfunc> kfuncs;     // kfunc call sites resolve here at prepare time
+};
+
+// Memory a checked run may touch besides the stack.
+struct BpfMemRegion {
+  u64 start;
+  u64 len;
+  bool writable;
+};
+
+// Extra validity oracle for a checked run: true if [addr, addr + len) may be accessed.
+using bpf_mem_ok_t = bool (*)(void *opaque, u64 addr, u64 len, bool write);
+
+struct BpfCheckedRunOpts {
+  std::array<u64, 5> args{};  // r1..r5 at entry
+  u8 nargs = 1;               // r1..r<nargs> are initialised; the others are not
+  std::span<const BpfMemRegion> regions;
+  bpf_mem_ok_t mem_ok = nullptr;
+  void *mem_ok_opaque = nullptr;
+  u64 insn_budget = 100'000'000;  // instructions executed before the run is stopped
+};
+
+struct BpfRunResult {
+  bool ok = false;
+  u64 r0 = 0;
+  u64 executed = 0;   // instructions executed (ld_imm64 counts once)
+  size_t insn = 0;    // faulting instruction index (when !ok)
+  std::string reason; // why the run faulted (when !ok)
+};
+
+class BpfProgram {
+ public:
+  // Decodes, validates and binds a linked program. Errors read "<reason> at insn <idx>".
+  static absl::StatusOr<BpfProgram> prepare(const BpfLinkedProg &prog);
+
+  // Fast mode: r1..r5 = args. Only for programs a verifier accepted.
+  u64 run_fast(const u64 args[5]) const;
+  u64 run_fast(const void *ctx) const {
+    const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
+    return run_fast(args);
+  }
+  // Checked mode: same semantics, every fault reported.
+  BpfRunResult run_checked(const BpfCheckedRunOpts &opts) const;
+
+  size_t insn_cnt() const { return code_.size(); }
+
+  // Pre-decoded instruction: the handler address and the operands (16 bytes).
+  struct DInsn {
+    const void *op;
+    s32 imm;  // imm; helper id; kfunc index; ld_imm64 low (high in the next slot)
+    s16 off;
+    u8 dst;
+    u8 src;
+  };
+  static_assert(sizeof(DInsn) == 16);
+  // Per-instruction facts for the checked mode (parallel to code_).
+  struct CheckMeta {
+    u16 rd;     // registers read (bit n = rn)
+    u16 wr;     // registers written
+    u16 id;     // bpf_opc_id
+    u8 bytes;   // memory access width
+    u8 pad;
+  };
+
+ private:
+  BpfProgram() = default;
+  template <bool Checked>
+  friend struct BpfInterp;
+
+  std::vector<DInsn> code_;     // fast-mode handlers
+  std::vector<DInsn> ccode_;    // checked-mode handlers
+  std::vector<CheckMeta> meta_;
+  std::vector<bpf_func_t> helpers_;
+  std::vector<bpf_func_t> kfuncs_;  // by call-site kfunc index
+};
+
+}  // namespace umemcg::emu
