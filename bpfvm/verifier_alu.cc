@@ -420,6 +420,17 @@ int check_alu_op(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opcode_d
 
   bpf_reg_state &dst = fr.regs[insn.dst_reg];
 
+  if (d.form == bpf_opc::F_ALU_K) {
+    if ((op == BPF_DIV || op == BPF_MOD) && insn.imm == 0) {
+      env.verbose_err("div by zero");
+      return -EINVAL;
+    }
+    const int size = alu32 ? 32 : 64;
+    if ((op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH) && (insn.imm < 0 || insn.imm >= size)) {
+      env.verbose_err("invalid shift %d", insn.imm);
+      return -EINVAL;
+    }
+  }
   if (d.form == bpf_opc::F_MOV_K) {
     __mark_reg_unknown(dst);
     __mark_reg_known(dst, alu32 ? (u64)(u32)insn.imm : (u64)(s64)insn.imm);

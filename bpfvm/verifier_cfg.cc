@@ -196,6 +196,74 @@ void compute_live_registers(bpf_verifier_env &env) {
   }
 }
 
+void compute_precise_registers(bpf_verifier_env &env) {
+  using namespace bpf_opc;
+  const u32 cnt = (u32)env.insns.size();
+  std::vector<u32> succ;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (u32 k = cnt; k-- > 0;) {
+      const bpf_opcode_desc *d = env.aux[k].desc;
+      if (!d) continue;
+      const bpf_form_desc &f = bpf_form_of(*d);
+      const bpf_insn &insn = env.insns[k];
+      successors(env, k, succ, nullptr);
+      u16 out = 0;
+      for (u32 s : succ)
+        if (s < cnt) out |= env.aux[s].precise_in;
+      const u16 dst = (u16)(1u << insn.dst_reg), src = (u16)(1u << insn.src_reg);
+      u16 in = out;
+      switch (f.kind) {
+        case K_ALU: {
+          const bool needed = out & dst;
+          in &= (u16)~dst;
+          if (needed) {
+            if (f.flow & RD_DST) in |= dst;
+            if (f.flow & RD_SRC) in |= src;
+          }
+          break;
+        }
+        case K_LD_IMM64:
+          in &= (u16)~dst;
+          break;
+        case K_LOAD:
+          in = (u16)((in & ~dst) | src);
+          break;
+        case K_STORE:
+        case K_ATOMIC:
+          // The address, and the stored value (it may be reloaded from the stack).
+          if (f.flow & WR_SRC) in &= (u16)~src;
+          if (f.flow & WR_R0) in &= (u16)~1u;
+          in |= dst;
+          if (f.flow & RD_SRC) in |= src;
+          if (f.flow & RD_R0) in |= 1u;
+          break;
+        case K_COND_JUMP:
+          in |= dst;
+          if (f.flow & RD_SRC) in |= src;
+          break;
+        case K_CALL:
+        case K_PACKET:
+          in = (u16)((in & ~0x3fu) | 0x3eu | (1u << BPF_REG_6));
+          if (f.flow & RD_DST) in |= dst;
+          break;
+        case K_EXIT:
+          in = (env.aux[k].subprogno > 0 || env.ptype.has_retval_range) ? 1u : 0u;
+          break;
+        case K_JUMP:
+          break;
+      }
+      in |= (u16)(1u << BPF_REG_FP);
+      in &= env.aux[k].live_in;
+      if (in != env.aux[k].precise_in) {
+        env.aux[k].precise_in = in;
+        changed = true;
+      }
+    }
+  }
+}
+
 int check_max_stack_depth(bpf_verifier_env &env) {
   auto frame_size = [&](u32 s) {
     const u32 d = std::max<u32>(env.subprogs[s].stack_depth, 1);

@@ -320,6 +320,7 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
   if (!err) err = check_cfg(env);
   if (!err) {
     compute_live_registers(env);
+    compute_precise_registers(env);
     env.explored.resize(insns.size());
     init_state(env);
     err = do_check(env);

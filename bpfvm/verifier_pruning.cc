@@ -66,9 +66,12 @@ bool names_equal(const char *a, const char *b) {
   return a == b || (a && b && !std::strcmp(a, b));
 }
 
-bool regsafe(const bpf_reg_state &o, const bpf_reg_state &c, idmap &ids, bpf_exact exact) {
+bool regsafe(const bpf_reg_state &o, const bpf_reg_state &c, idmap &ids, bpf_exact exact,
+             bool precise = true) {
   if (o.type == NOT_INIT) return exact == bpf_exact::range_within || c.type == NOT_INIT;
   if (c.type == NOT_INIT || o.type != c.type) return false;
+  // An imprecise scalar: no later safety decision depends on its value.
+  if (o.type == SCALAR_VALUE && !precise && exact == bpf_exact::range_within) return true;
   const bool bounds_ok = exact == bpf_exact::exact
                              ? same_bounds(o, c)
                              : range_within(o, c) && tnum_in(o.var_off, c.var_off);
@@ -122,11 +125,15 @@ bool stacksafe(const bpf_func_state &o, const bpf_func_state &c, idmap &ids, bpf
 // Registers that matter in frame i of a state whose current instruction is insn_idx: the
 // current frame's live registers, and in a caller the registers live after its call returns
 // (r0-r5 are rewritten by the return).
-u16 frame_live_mask(const bpf_verifier_env &env, const bpf_verifier_state &st, size_t i) {
-  if (i + 1 == st.frame.size()) return env.aux[st.insn_idx].live_in;
+u16 frame_mask(const bpf_verifier_env &env, const bpf_verifier_state &st, size_t i,
+               bool precise) {
+  auto pick = [&](u32 idx) {
+    return precise ? env.aux[idx].precise_in : env.aux[idx].live_in;
+  };
+  if (i + 1 == st.frame.size()) return pick(st.insn_idx);
   const u32 ret = (u32)st.frame[i + 1].callsite + 1;
   if (ret >= env.aux.size()) return 0xffff;
-  return (u16)(env.aux[ret].live_in & ~0x3fu);
+  return (u16)(pick(ret) & ~0x3fu);
 }
 
 }  // namespace
@@ -147,10 +154,11 @@ bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
     const bpf_func_state &o = old.frame[i], &c = cur.frame[i];
     if (o.callsite != c.callsite || o.in_callback_fn != c.in_callback_fn) return false;
     if (o.in_callback_fn && o.callback != c.callback) return false;
-    const u16 live = frame_live_mask(env, cur, i);
+    const u16 live = frame_mask(env, cur, i, false);
+    const u16 precise = frame_mask(env, cur, i, true);
     for (int r = 0; r < MAX_BPF_REG; r++) {
       if (!(live & (1u << r))) continue;
-      if (!regsafe(o.regs[r], c.regs[r], ids, exact)) return false;
+      if (!regsafe(o.regs[r], c.regs[r], ids, exact, precise & (1u << r))) return false;
     }
     if (!stacksafe(o, c, ids, exact)) return false;
   }

@@ -83,19 +83,23 @@ void update_reg_bounds(bpf_reg_state &reg) {
 
 // 32-bit bounds from the 64-bit ones and from each other.
 void reg32_deduce_bounds(bpf_reg_state &reg) {
-  // If the upper 32 bits are the same across the unsigned (or signed) 64-bit range, the low
-  // 32 bits run over [(u32)min, (u32)max].
-  if ((reg.umin_value >> 32) == (reg.umax_value >> 32)) {
-    reg.u32_min_value = std::max(reg.u32_min_value, (u32)reg.umin_value);
-    reg.u32_max_value = std::min(reg.u32_max_value, (u32)reg.umax_value);
+  // A 64-bit range spanning at most 2^32 values maps its low halves onto one contiguous
+  // (modulo 2^32) interval; when that interval does not wrap, it bounds the subregister.
+  if (reg.umax_value - reg.umin_value <= 0xffffffffull) {
+    if ((u32)reg.umin_value <= (u32)reg.umax_value) {
+      reg.u32_min_value = std::max(reg.u32_min_value, (u32)reg.umin_value);
+      reg.u32_max_value = std::min(reg.u32_max_value, (u32)reg.umax_value);
+    }
     if ((s32)reg.umin_value <= (s32)reg.umax_value) {
       reg.s32_min_value = std::max(reg.s32_min_value, (s32)reg.umin_value);
       reg.s32_max_value = std::min(reg.s32_max_value, (s32)reg.umax_value);
     }
   }
-  if (((u64)reg.smin_value >> 32) == ((u64)reg.smax_value >> 32)) {
-    reg.u32_min_value = std::max(reg.u32_min_value, (u32)reg.smin_value);
-    reg.u32_max_value = std::min(reg.u32_max_value, (u32)reg.smax_value);
+  if ((u64)reg.smax_value - (u64)reg.smin_value <= 0xffffffffull) {
+    if ((u32)reg.smin_value <= (u32)reg.smax_value) {
+      reg.u32_min_value = std::max(reg.u32_min_value, (u32)reg.smin_value);
+      reg.u32_max_value = std::min(reg.u32_max_value, (u32)reg.smax_value);
+    }
     if ((s32)reg.smin_value <= (s32)reg.smax_value) {
       reg.s32_min_value = std::max(reg.s32_min_value, (s32)reg.smin_value);
       reg.s32_max_value = std::min(reg.s32_max_value, (s32)reg.smax_value);

@@ -108,7 +108,7 @@ int check_stack_write(bpf_verifier_env &env, bpf_func_state &f, u32 regno, s64 m
       s->spilled_ptr = val;
       for (int i = 0; i < BPF_REG_SIZE; i++) {
         if (i < size) s->slot_type[i] = STACK_SPILL;
-        else if (s->slot_type[i] != STACK_ZERO) s->slot_type[i] = STACK_MISC;
+        else if (s->slot_type[i] == STACK_SPILL) s->slot_type[i] = STACK_MISC;
       }
     } else {
       scrub_spill(*s);

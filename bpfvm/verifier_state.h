@@ -147,6 +147,10 @@ struct bpf_insn_aux_data {
   bool prune_point = false;
   bool seen = false;
   u16 live_in = 0;   // registers read before written on some path from here
+  // Registers whose value may still decide a safety check (an address, a branch, a helper
+  // argument, a stored or returned value) on some path from here: a static stand-in for the
+  // kernel's precision marks. Other live scalars compare equal whatever their ranges.
+  u16 precise_in = 0;
   u32 subprogno = 0;
 };
 
@@ -264,6 +268,7 @@ void bpf_for_each_reg(bpf_verifier_state &st, Fn fn) {
 int check_subprogs(bpf_verifier_env &env);
 int check_cfg(bpf_verifier_env &env);
 void compute_live_registers(bpf_verifier_env &env);
+void compute_precise_registers(bpf_verifier_env &env);
 int check_max_stack_depth(bpf_verifier_env &env);
 u32 find_subprog(const bpf_verifier_env &env, u32 insn_idx);
 
