@@ -41,21 +41,21 @@ void full_unsigned(rng<U, S> &r) {
 template <typename U, typename S>
 rng<U, S> range_add(const rng<U, S> &a, const rng<U, S> &b) {
   rng<U, S> r;
-  if (__builtin_add_overflow(a.smin, b.smin, &r.smin) |
-      __builtin_add_overflow(a.smax, b.smax, &r.smax))
-    full_signed(r);
-  if (__builtin_add_overflow(a.umin, b.umin, &r.umin) |
-      __builtin_add_overflow(a.umax, b.umax, &r.umax))
-    full_unsigned(r);
+  const bool s1 = __builtin_add_overflow(a.smin, b.smin, &r.smin);
+  const bool s2 = __builtin_add_overflow(a.smax, b.smax, &r.smax);
+  if (s1 || s2) full_signed(r);
+  const bool u1 = __builtin_add_overflow(a.umin, b.umin, &r.umin);
+  const bool u2 = __builtin_add_overflow(a.umax, b.umax, &r.umax);
+  if (u1 || u2) full_unsigned(r);
   return r;
 }
 
 template <typename U, typename S>
 rng<U, S> range_sub(const rng<U, S> &a, const rng<U, S> &b) {
   rng<U, S> r;
-  if (__builtin_sub_overflow(a.smin, b.smax, &r.smin) |
-      __builtin_sub_overflow(a.smax, b.smin, &r.smax))
-    full_signed(r);
+  const bool s1 = __builtin_sub_overflow(a.smin, b.smax, &r.smin);
+  const bool s2 = __builtin_sub_overflow(a.smax, b.smin, &r.smax);
+  if (s1 || s2) full_signed(r);
   if (a.umin < b.umax) {
     full_unsigned(r);  // may wrap below zero
   } else {
@@ -74,10 +74,11 @@ rng<U, S> range_mul(const rng<U, S> &a, const rng<U, S> &b) {
     r.umin = a.umin * b.umin;
   }
   S p[4];
-  bool ovf = __builtin_mul_overflow(a.smin, b.smin, &p[0]) |
-             __builtin_mul_overflow(a.smin, b.smax, &p[1]) |
-             __builtin_mul_overflow(a.smax, b.smin, &p[2]) |
-             __builtin_mul_overflow(a.smax, b.smax, &p[3]);
+  bool ovf = false;
+  ovf = __builtin_mul_overflow(a.smin, b.smin, &p[0]) || ovf;
+  ovf = __builtin_mul_overflow(a.smin, b.smax, &p[1]) || ovf;
+  ovf = __builtin_mul_overflow(a.smax, b.smin, &p[2]) || ovf;
+  ovf = __builtin_mul_overflow(a.smax, b.smax, &p[3]) || ovf;
   if (ovf) {
     full_signed(r);
   } else {
