@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/verifier_calls.cc: helper calls (checked against helper_proto.h), kfunc calls (checked
+// against the kfunc registry's signatures and KF_* flags), bpf-to-bpf calls and bpf_loop
+// callbacks.
+//
+// Mirrors: kernel/bpf/verifier.c (check_helper_call, check_func_arg, check_reg_type,
+//          check_mem_size_reg, check_map_func_compatibility, check_kfunc_call,
+//          check_kfunc_args, check_func_call, prepare_func_exit, process_spin_lock,
+//          set_loop_callback_state) (Linux 6.19)
+// Emulation: kfunc pointer arguments must be trusted (or RCU with KF_RCU) whether or not the
+//   kfunc says KF_TRUSTED_ARGS, and kfunc struct results are trusted, as in the 7.0 window
+//   (see ../shared/reference/kernel-semantics.md 5.1). A bpf_loop callback is verified once
+//   from a widened entry state (the scalars of the stack frame its context points into become
+//   unknown) and its exit must stay within that entry state, instead of the kernel's
+//   iterate-until-convergence scheme. kfunc callback arguments are not supported.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "bpfvm/kfunc.h"
+#include "bpfvm/prog_type.h"
+#include "bpfvm/verifier_state.h"
+
+namespace umemcg {
+
+namespace {
+
+struct call_meta {
+  const bpf_verifier_map *map = nullptr;
+  u32 map_idx = 0;
+  u64 mem_size = 0;
+  u32 release_ref = 0;
+  int subprogno = -1;
+  bpf_reg_state callback_ctx;
+  bool has_callback_ctx = false;
+  bool spin_lock_arg = false;
+  u32 spin_lock_id = 0;
+};
+
+std::string helper_name(u32 func_id) { return std::string("bpf_") + bpf_func_id_name(func_id); }
+
+void clear_caller_saved_regs(bpf_verifier_env &env) {
+  bpf_func_state &f = env.cur->cur();
+  for (int r = BPF_REG_1; r <= BPF_REG_5; r++) {
+    mark_reg_not_init(f.regs[r]);
+    env.scratched_regs |= 1u << r;
+  }
+}
+
+// For a helper's memory argument: reg regno-1 points to memory, regno holds its size.
+int check_mem_size_reg(bpf_verifier_env &env, u32 size_regno, bool zero_size_allowed,
+                       bpf_access_type t) {
+  const bpf_reg_state &reg = env.cur->cur().regs[size_regno];
+  if (reg.type != SCALAR_VALUE) {
+    env.verbose_err("R%u is not a scalar", size_regno);
+    return -EACCES;
+  }
+  if (reg.smin_value < 0) {
+    env.verbose_err("R%u min value is negative, either use unsigned or 'var &= const'", size_regno);
+    return -EACCES;
+  }
+  if (reg.umin_value == 0 && !zero_size_allowed) {
+    env.verbose_err("R%u invalid zero-sized read: u64=[%llu,%llu]", size_regno,
+                    (unsigned long long)reg.umin_value, (unsigned long long)reg.umax_value);
+    return -EACCES;
+  }
+  if (reg.umax_value >= (u64)BPF_MAX_VAR_SIZ) {
+    env.verbose_err("R%u unbounded memory access, use 'var &= const' or 'if (var < const)'",
+                    size_regno);
+    return -EACCES;
+  }
+  const bpf_reg_state &mem = env.cur->cur().regs[size_regno - 1];
+  if (register_is_null(mem) && reg.umax_value == 0) return 0;
+  if (reg.umax_value == 0) return 0;
+  return check_helper_mem_access(env, size_regno - 1, reg.umax_value, t, zero_size_allowed);
+}
+
+int type_mismatch(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
+                  const char *expected) {
+  env.verbose_err("R%u type=%s expected=%s", regno, reg_type_name(reg.type).c_str(), expected);
+  return -EACCES;
+}
+
+bool is_mem_like(const bpf_reg_state &reg) {
+  if (type_may_be_null(reg.type)) return false;
+  switch (base_type(reg.type)) {
+    case PTR_TO_STACK:
+    case PTR_TO_MAP_VALUE:
+    case PTR_TO_MAP_KEY:
+    case PTR_TO_MEM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Does a handle to `have` at offset `off` point to a `want`? Follows embedded first members and
+// fields (btf_struct_ids_match()).
+bool btf_struct_ids_match(const bpf_verifier_env &env, const char *have, s32 off,
+                          const std::string &want) {
+  for (int depth = 0; depth < 8 && have; depth++) {
+    if (off == 0 && want == have) return true;
+    const bpf_btf_struct *st = env.opts.types ? env.opts.types->find_struct(have) : nullptr;
+    if (!st) return false;
+    const bpf_ctx_field *emb = nullptr;
+    for (const bpf_ctx_field &f : st->fields)
+      if (f.embedded && off >= (s32)f.off && off < (s32)(f.off + f.size)) emb = &f;
+    if (!emb) return false;
+    off -= (s32)emb->off;
+    have = emb->btf_name.c_str();
+  }
+  return false;
+}
+
+int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_proto &fn,
+                   call_meta &meta) {
+  const u32 regno = arg + 1;
+  const u32 base = base_type(arg_type);
+  if (base == ARG_DONTCARE) return 0;
+  if (int err = check_reg_arg(env, regno, SRC_OP)) return err;
+  bpf_reg_state &reg = env.cur->cur().regs[regno];
+
+  if (base == ARG_ANYTHING) {
+    if (is_pointer(reg) && !env.opts.allow_ptr_leaks) {
+      env.verbose_err("R%u leaks addr into helper function", regno);
+      return -EACCES;
+    }
+    return 0;
+  }
+  if ((arg_type & PTR_MAYBE_NULL) && register_is_null(reg)) {
+    if (base == ARG_PTR_TO_STACK) meta.callback_ctx = reg, meta.has_callback_ctx = true;
+    return 0;
+  }
+
+  switch (base) {
+    case ARG_CONST_MAP_PTR:
+      if (reg.type != CONST_PTR_TO_MAP) return type_mismatch(env, regno, reg, "map_ptr");
+      meta.map = reg.map_ptr;
+      meta.map_idx = reg.map_idx;
+      if (!bpf_map_func_compatible(reg.map_ptr->map_type, fn.func_id)) {
+        env.verbose_err("cannot pass map_type %u into func %s#%u", reg.map_ptr->map_type,
+                        fn.name, fn.func_id);
+        return -EINVAL;
+      }
+      return 0;
+    case ARG_PTR_TO_MAP_KEY:
+    case ARG_PTR_TO_MAP_VALUE: {
+      if (!is_mem_like(reg)) return type_mismatch(env, regno, reg, "fp, pkt, pkt_meta, map_key, map_value");
+      if (!meta.map) {
+        env.verbose_err("invalid map_ptr to access map->%s", base == ARG_PTR_TO_MAP_KEY ? "key" : "value");
+        return -EACCES;
+      }
+      const u32 sz = base == ARG_PTR_TO_MAP_KEY ? meta.map->key_size : meta.map->value_size;
+      return check_helper_mem_access(env, regno, sz, BPF_READ, false);
+    }
+    case ARG_PTR_TO_MEM:
+      if (arg_type & MEM_RINGBUF) {
+        if (reg.type != (PTR_TO_MEM | MEM_RINGBUF)) return type_mismatch(env, regno, reg, "ringbuf_mem");
+        if (reg.off || !tnum_equals_const(reg.var_off, 0)) {
+          env.verbose_err("R%u must have zero offset when passed to release func", regno);
+          return -EACCES;
+        }
+        if (!reg.ref_obj_id) {
+          env.verbose_err("R%u must be referenced when passed to release function", regno);
+          return -EINVAL;
+        }
+        meta.release_ref = reg.ref_obj_id;
+        return 0;
+      }
+      if (!is_mem_like(reg) && base_type(reg.type) != PTR_TO_CTX)
+        return type_mismatch(env, regno, reg, "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf");
+      return 0;  // the size argument checks the access
+    case ARG_CONST_SIZE:
+    case ARG_CONST_SIZE_OR_ZERO: {
+      const u32 prev = fn.arg_type[arg - 1];
+      return check_mem_size_reg(env, regno, base == ARG_CONST_SIZE_OR_ZERO,
+                                (prev & MEM_UNINIT) ? BPF_WRITE : BPF_READ);
+    }
+    case ARG_CONST_ALLOC_SIZE_OR_ZERO:
+      if (reg.type != SCALAR_VALUE || !tnum_is_const(reg.var_off)) {
+        env.verbose_err("R%u is not a known constant'", regno);
+        return -EACCES;
+      }
+      meta.mem_size = reg.var_off.value;
+      return 0;
+    case ARG_PTR_TO_CTX:
+      if (reg.type != PTR_TO_CTX) return type_mismatch(env, regno, reg, "ctx");
+      if (reg.off || !tnum_equals_const(reg.var_off, 0)) {
+        env.verbose_err("dereference of modified ctx ptr R%u off=%d disallowed", regno, reg.off);
+        return -EACCES;
+      }
+      return 0;
+    case ARG_PTR_TO_SPIN_LOCK: {
+      if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
+      if (!tnum_is_const(reg.var_off)) {
+        env.verbose_err("R%u doesn't have constant offset. bpf_spin_lock has to be at the constant offset",
+                        regno);
+        return -EINVAL;
+      }
+      if (reg.map_ptr->spin_lock_off < 0) {
+        env.verbose_err("map '%s' has no valid bpf_spin_lock", reg.map_ptr->name.c_str());
+        return -EINVAL;
+      }
+      const s64 off = (s64)reg.var_off.value + reg.off;
+      if (off != reg.map_ptr->spin_lock_off) {
+        env.verbose_err("off %lld doesn't point to 'struct bpf_spin_lock' that is at %d",
+                        (long long)off, reg.map_ptr->spin_lock_off);
+        return -EINVAL;
+      }
+      meta.spin_lock_arg = true;
+      meta.map = reg.map_ptr;
+      meta.spin_lock_id = reg.id;
+      return 0;
+    }
+    case ARG_PTR_TO_BTF_ID: {
+      const char *want = fn.arg_btf_name[arg];
+      if (base_type(reg.type) != PTR_TO_BTF_ID) return type_mismatch(env, regno, reg, "ptr_");
+      if (type_may_be_null(reg.type)) {
+        env.verbose_err("Possibly NULL pointer passed to helper arg%u", regno);
+        return -EACCES;
+      }
+      if (!((reg.type & (PTR_TRUSTED | MEM_RCU)) || reg.ref_obj_id) || (reg.type & PTR_UNTRUSTED)) {
+        env.verbose_err("R%u must be referenced or trusted", regno);
+        return -EACCES;
+      }
+      if (!want || !btf_struct_ids_match(env, reg.btf_name, reg.off, want)) {
+        env.verbose_err("R%u is of type %s but %s is expected", regno,
+                        reg.btf_name ? reg.btf_name : "?", want ? want : "?");
+        return -EACCES;
+      }
+      return 0;
+    }
+    case ARG_PTR_TO_FUNC:
+      if (reg.type != PTR_TO_FUNC) return type_mismatch(env, regno, reg, "func");
+      meta.subprogno = (int)reg.subprogno;
+      return 0;
+    case ARG_PTR_TO_STACK:
+      if (reg.type != PTR_TO_STACK) return type_mismatch(env, regno, reg, "fp");
+      meta.callback_ctx = reg;
+      meta.has_callback_ctx = true;
+      return 0;
+    default:
+      env.verbose_err("verifier internal error: unsupported arg type %u", arg_type);
+      return -EFAULT;
+  }
+}
+
+// Widens a frame's stack for a loop invariant: scalars lose their values.
+void widen_stack(std::vector<bpf_stack_state> &stack) {
+  for (bpf_stack_state &s : stack) {
+    if (s.slot_type[0] == STACK_SPILL && s.spilled_ptr.type == SCALAR_VALUE) {
+      __mark_reg_unknown(s.spilled_ptr);
+    }
+    for (u8 &t : s.slot_type)
+      if (t == STACK_ZERO) t = STACK_MISC;
+  }
+}
+
+// bpf_loop: continue after the call (zero iterations) and enter the callback (one or more).
+int setup_loop_callback(bpf_verifier_env &env, const call_meta &meta, u32 *insn_idx) {
+  const u32 idx = *insn_idx;
+  if (meta.subprogno < 0) return 0;
+  if (env.cur->curframe() + 1 >= (u32)MAX_CALL_FRAMES) {
+    env.verbose_err("the call stack of %u frames is too deep !", env.cur->curframe() + 2);
+    return -E2BIG;
+  }
+  if (!push_stack(env, idx + 1, idx)) return -E2BIG;  // zero iterations
+
+  auto entry = std::make_shared<bpf_callback_entry>();
+  if (meta.has_callback_ctx && meta.callback_ctx.type == PTR_TO_STACK) {
+    entry->frameno = meta.callback_ctx.frameno;
+    widen_stack(env.cur->frame[entry->frameno].stack);
+    entry->stack = env.cur->frame[entry->frameno].stack;
+  } else {
+    entry->frameno = UINT_MAX;
+  }
+  entry->refs = env.cur->refs;
+
+  bpf_func_state callee;
+  callee.callsite = (int)idx;
+  callee.frameno = env.cur->curframe() + 1;
+  callee.subprogno = (u32)meta.subprogno;
+  callee.in_callback_fn = true;
+  callee.callback = entry;
+  for (bpf_reg_state &r : callee.regs) mark_reg_not_init(r);
+  __mark_reg_unknown(callee.regs[BPF_REG_1]);  // the iteration index
+  coerce_reg_to_size(callee.regs[BPF_REG_1], 4);
+  if (meta.has_callback_ctx) callee.regs[BPF_REG_2] = meta.callback_ctx;
+  else mark_reg_known_zero(callee.regs[BPF_REG_2]);
+  mark_reg_ptr(callee.regs[BPF_REG_FP], PTR_TO_STACK);
+  callee.regs[BPF_REG_FP].frameno = callee.frameno;
+  env.cur->frame.push_back(std::move(callee));
+  *insn_idx = env.subprogs[meta.subprogno].start;
+  return 1;
+}
+
+}  // namespace
+
+int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx) {
+  const u32 idx = *insn_idx;
+  const s32 func_id = insn.imm;
+  if (func_id < 0 || (u32)func_id >= kBpfFuncMaxId ||
+      !std::strcmp(bpf_func_id_name((u32)func_id), "unknown")) {
+    env.verbose_err("invalid func unknown#%d", func_id);
+    return -EINVAL;
+  }
+  const bpf_func_proto *fn = bpf_helper_proto((u32)func_id);
+  if (!fn || !env.ptype.helper_allowed((u32)func_id)) {
+    env.verbose_err("program of this type cannot use helper %s#%d", helper_name((u32)func_id).c_str(),
+                    func_id);
+    return -EINVAL;
+  }
+  if (fn->gpl_only && !env.opts.gpl_compatible) {
+    env.verbose_err("cannot call GPL-restricted function from non-GPL compatible program");
+    return -EINVAL;
+  }
+  if (fn->might_sleep && !env.sleepable) {
+    env.verbose_err("helper call might sleep in a non-sleepable prog");
+    return -EINVAL;
+  }
+  if (env.cur->active_lock.held && func_id != BPF_FUNC_spin_unlock) {
+    env.verbose_err("function calls are not allowed while holding a lock");
+    return -EINVAL;
+  }
+  call_meta meta;
+  for (u32 i = 0; i < 5; i++)
+    if (int err = check_func_arg(env, i, fn->arg_type[i], *fn, meta)) return err;
+
+  if (func_id == BPF_FUNC_spin_lock) {
+    if (env.cur->active_lock.held) {
+      env.verbose_err("Locking two bpf_spin_locks are not allowed");
+      return -EINVAL;
+    }
+    env.cur->active_lock = {true, meta.map, meta.spin_lock_id};
+  } else if (func_id == BPF_FUNC_spin_unlock) {
+    if (!env.cur->active_lock.held) {
+      env.verbose_err("bpf_spin_unlock without taking a lock");
+      return -EINVAL;
+    }
+    if (env.cur->active_lock.map != meta.map || env.cur->active_lock.id != meta.spin_lock_id) {
+      env.verbose_err("bpf_spin_unlock of different lock");
+      return -EINVAL;
+    }
+    env.cur->active_lock = {};
+  }
+  if (meta.release_ref)
+    if (int err = release_reference(env, meta.release_ref)) return err;
+
+  clear_caller_saved_regs(env);
+  bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];
+  env.scratched_regs |= 1u;
+  switch (fn->ret_type) {
+    case RET_INTEGER:
+      __mark_reg_unknown(r0);
+      break;
+    case RET_VOID:
+      mark_reg_not_init(r0);
+      break;
+    case RET_PTR_TO_MAP_VALUE_OR_NULL:
+      if (!meta.map) {
+        env.verbose_err("kernel subsystem misconfigured verifier");
+        return -EINVAL;
+      }
+      mark_reg_ptr(r0, PTR_TO_MAP_VALUE | PTR_MAYBE_NULL);
+      r0.map_ptr = meta.map;
+      r0.map_idx = meta.map_idx;
+      r0.id = env.new_id();
+      break;
+    case RET_PTR_TO_RINGBUF_MEM_OR_NULL: {
+      mark_reg_ptr(r0, PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL);
+      r0.mem_size = (u32)std::min<u64>(meta.mem_size, UINT_MAX);
+      const u32 ref = acquire_reference_state(env, idx, bpf_ref_kind::ringbuf);
+      r0.id = ref;
+      r0.ref_obj_id = ref;
+      break;
+    }
+    default:
+      env.verbose_err("unknown return type %u of func %s#%d", fn->ret_type, fn->name, func_id);
+      return -EINVAL;
+  }
+  if (func_id == BPF_FUNC_loop) {
+    int r = setup_loop_callback(env, meta, insn_idx);
+    if (r < 0) return r;
+    if (r > 0) return 0;
+  }
+  *insn_idx = idx + 1;
+  return 0;
+}
+
+int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) {
+  const s32 k = insn.imm;
+  if (insn.off) {
+    env.verbose_err("kfunc call with a module BTF fd index (off=%d) is not supported", insn.off);
+    return -EINVAL;
+  }
+  if (k < 0 || (size_t)k >= env.opts.kfuncs.size()) {
+    env.verbose_err("kernel btf_id %d is not a function", k);
+    return -EINVAL;
+  }
+  const emu::KfuncDesc *kf = env.opts.kfuncs[(size_t)k];
+  if (!kf) {
+    env.verbose_err("invalid kernel function call not eliminated in verifier pass");
+    return -EINVAL;
+  }
+  const char *name = kf->name.c_str();
+  if (!kf->allowed_for(env.ptype.kfunc_prog_type)) {
+    env.verbose_err("calling kernel function %s is not allowed", name);
+    return -EACCES;
+  }
+  if (kf->has(KF_SLEEPABLE) && !env.sleepable) {
+    env.verbose_err("program must be sleepable to call sleepable kfunc %s", name);
+    return -EACCES;
+  }
+  if (kf->has(KF_DESTRUCTIVE)) {
+    env.verbose_err("destructive kfunc calls require CAP_SYS_BOOT capability");
+    return -EACCES;
+  }
+  if (env.cur->active_lock.held) {
+    env.verbose_err("function calls are not allowed while holding a lock");
+    return -EINVAL;
+  }
+  u32 release_ref = 0;
+  bpf_func_state &f = env.cur->cur();
+  for (size_t i = 0; i < kf->args.size(); i++) {
+    const u32 regno = (u32)i + 1;
+    const emu::KfuncArg &a = kf->args[i];
+    if (int err = check_reg_arg(env, regno, SRC_OP)) return err;
+    const bpf_reg_state &reg = f.regs[regno];
+    switch (a.kind) {
+      case emu::KfuncArgKind::kScalar:
+      case emu::KfuncArgKind::kMemSize:
+        if (reg.type != SCALAR_VALUE) {
+          env.verbose_err("R%u is not a scalar", regno);
+          return -EACCES;
+        }
+        break;
+      case emu::KfuncArgKind::kPtrToStruct: {
+        if (a.nullable && register_is_null(reg)) break;
+        if (base_type(reg.type) != PTR_TO_BTF_ID) {
+          env.verbose_err("arg#%zu expected pointer to STRUCT %s but R%u is %s", i,
+                          a.struct_name.c_str(), regno, reg_type_name(reg.type).c_str());
+          return -EACCES;
+        }
+        if (type_may_be_null(reg.type)) {
+          env.verbose_err("Possibly NULL pointer passed to trusted arg%zu", i);
+          return -EACCES;
+        }
+        const bool trusted = ((reg.type & PTR_TRUSTED) || reg.ref_obj_id) && !(reg.type & PTR_UNTRUSTED);
+        const bool rcu = (reg.type & MEM_RCU) && !(reg.type & PTR_UNTRUSTED);
+        if (kf->has(KF_RCU) && !trusted && !rcu) {
+          env.verbose_err("R%u must be a rcu pointer", regno);
+          return -EACCES;
+        }
+        if (!kf->has(KF_RCU) && !trusted) {
+          env.verbose_err("R%u must be referenced or trusted", regno);
+          return -EACCES;
+        }
+        if (!tnum_equals_const(reg.var_off, 0) ||
+            !btf_struct_ids_match(env, reg.btf_name, reg.off, a.struct_name)) {
+          env.verbose_err("kernel function %s args#%zu expected pointer to STRUCT %s but R%u has a pointer to STRUCT %s",
+                          name, i, a.struct_name.c_str(), regno, reg.btf_name ? reg.btf_name : "?");
+          return -EACCES;
+        }
+        if (i == 0 && kf->has(KF_RELEASE)) {
+          if (!reg.ref_obj_id) {
+            env.verbose_err("release kernel function %s expects refcounted PTR_TO_BTF_ID", name);
+            return -EINVAL;
+          }
+          if (reg.off) {
+            env.verbose_err("R%u must have zero offset when passed to release func", regno);
+            return -EINVAL;
+          }
+          release_ref = reg.ref_obj_id;
+        }
+        break;
+      }
+      case emu::KfuncArgKind::kPtrToMem: {
+        if (!is_mem_like(reg)) {
+          env.verbose_err("arg#%zu expected pointer to memory but R%u is %s", i, regno,
+                          reg_type_name(reg.type).c_str());
+          return -EACCES;
+        }
+        const u32 size_regno = (u32)a.size_arg + 1;
+        if (int err = check_reg_arg(env, size_regno, SRC_OP)) return err;
+        // Read (it must be initialised), then possibly written by the kfunc.
+        if (int err = check_mem_size_reg(env, size_regno, true, BPF_READ)) return err;
+        if (base_type(reg.type) != PTR_TO_MEM || !(reg.type & MEM_RDONLY))
+          if (int err = check_mem_size_reg(env, size_regno, true, BPF_WRITE)) return err;
+        break;
+      }
+      case emu::KfuncArgKind::kPtrToMap:
+        if (reg.type != CONST_PTR_TO_MAP) return type_mismatch(env, regno, reg, "map_ptr");
+        break;
+      case emu::KfuncArgKind::kPtrToMapValue:
+      case emu::KfuncArgKind::kPtrToWq:
+        if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
+        break;
+      case emu::KfuncArgKind::kCallback:
+        env.verbose_err("kfunc %s: callback arguments are not supported by this verifier", name);
+        return -EOPNOTSUPP;
+      case emu::KfuncArgKind::kVoid:
+        break;
+    }
+  }
+  if (release_ref)
+    if (int err = release_reference(env, release_ref)) return err;
+
+  clear_caller_saved_regs(env);
+  bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];
+  env.scratched_regs |= 1u;
+  switch (kf->ret.kind) {
+    case emu::KfuncArgKind::kVoid:
+      mark_reg_not_init(r0);
+      break;
+    case emu::KfuncArgKind::kPtrToStruct: {
+      u32 t = PTR_TO_BTF_ID | PTR_TRUSTED;
+      if (kf->has(KF_RET_NULL)) t |= PTR_MAYBE_NULL;
+      mark_reg_ptr(r0, t);
+      r0.btf_name = kf->ret.struct_name.c_str();
+      if (kf->has(KF_ACQUIRE)) r0.ref_obj_id = acquire_reference_state(env, insn_idx, bpf_ref_kind::ptr);
+      if (kf->has(KF_RET_NULL)) r0.id = r0.ref_obj_id ? r0.ref_obj_id : env.new_id();
+      break;
+    }
+    default:
+      __mark_reg_unknown(r0);
+      if (kf->ret.size && kf->ret.size < 8) {
+        if (kf->ret.is_signed) coerce_reg_to_size_sx(r0, (int)kf->ret.size);
+        else coerce_reg_to_size(r0, (int)kf->ret.size);
+      }
+      break;
+  }
+  return 0;
+}
+
+int check_func_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx) {
+  const u32 idx = *insn_idx;
+  const u32 target = (u32)((s64)idx + insn.imm + 1);
+  if (env.cur->curframe() + 1 >= (u32)MAX_CALL_FRAMES) {
+    env.verbose_err("the call stack of %u frames is too deep !", env.cur->curframe() + 2);
+    return -E2BIG;
+  }
+  if (env.cur->active_lock.held) {
+    env.verbose_err("function calls are not allowed while holding a lock");
+    return -EINVAL;
+  }
+  bpf_func_state &caller = env.cur->cur();
+  bpf_func_state callee;
+  callee.callsite = (int)idx;
+  callee.frameno = env.cur->curframe() + 1;
+  callee.subprogno = find_subprog(env, target);
+  for (bpf_reg_state &r : callee.regs) mark_reg_not_init(r);
+  for (int r = BPF_REG_1; r <= BPF_REG_5; r++) callee.regs[r] = caller.regs[r];
+  mark_reg_ptr(callee.regs[BPF_REG_FP], PTR_TO_STACK);
+  callee.regs[BPF_REG_FP].frameno = callee.frameno;
+  clear_caller_saved_regs(env);
+  mark_reg_not_init(env.cur->cur().regs[BPF_REG_0]);
+  env.cur->frame.push_back(std::move(callee));
+  *insn_idx = target;
+  return 0;
+}
+
+int prepare_func_exit(bpf_verifier_env &env, u32 *insn_idx) {
+  bpf_verifier_state &st = *env.cur;
+  bpf_func_state &callee = st.cur();
+  if (int err = check_reg_arg(env, BPF_REG_0, SRC_OP)) return err;
+  const bpf_reg_state r0 = callee.regs[BPF_REG_0];
+  const u32 callsite = (u32)callee.callsite;
+  if (callee.in_callback_fn) {
+    if (r0.type != SCALAR_VALUE || r0.smin_value < 0 || r0.smax_value > 1) {
+      if (r0.type != SCALAR_VALUE)
+        env.verbose_err("At callback return the register R0 is not a known value (%s)",
+                        reg_type_name(r0.type).c_str());
+      else
+        env.verbose_err("At callback return the register R0 has smin=%lld smax=%lld should have been in [0, 1]",
+                        (long long)r0.smin_value, (long long)r0.smax_value);
+      return -EINVAL;
+    }
+    const bpf_callback_entry &e = *callee.callback;
+    if (st.refs.size() != e.refs.size()) {
+      if (int err = check_reference_leak(env, false)) return err;
+    }
+    if (e.frameno != UINT_MAX) {
+      bpf_func_state entry;
+      entry.stack = e.stack;
+      if (!stack_within(entry, st.frame[e.frameno])) {
+        env.verbose_err("bpf_loop callback leaves the caller's stack outside its entry state (a pointer or new kind of value written through the context)");
+        return -EINVAL;
+      }
+    }
+    st.frame.pop_back();
+    bpf_reg_state &cr0 = st.cur().regs[BPF_REG_0];
+    __mark_reg_unknown(cr0);  // bpf_loop returns the number of iterations
+  } else {
+    if (base_type(r0.type) == PTR_TO_STACK && r0.frameno == callee.frameno) {
+      env.verbose_err("cannot return stack pointer to the caller frame");
+      return -EINVAL;
+    }
+    st.frame.pop_back();
+    st.cur().regs[BPF_REG_0] = r0;
+  }
+  env.scratched_regs |= 1u;
+  *insn_idx = callsite + 1;
+  return 0;
+}
+
+}  // namespace umemcg

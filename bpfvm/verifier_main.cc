@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/verifier_main.cc: bpf_check() and the exploration loop (do_check): one path at a time,
+// alternatives queued on a stack, pruned against explored checkpoints, bounded by the
+// 1,000,000-instruction complexity limit.
+//
+// Mirrors: kernel/bpf/verifier.c (bpf_check, do_check, do_check_common, push_stack, pop_stack,
+//          check_ld_imm, check_return_code, process_bpf_exit) (Linux 6.19)
+// Emulation: see verifier.h (privileged semantics without pointer leaks). Legacy packet loads
+//   and callx are rejected (no skb, no callx in the kernel).
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_format.h"
+#include "bpfvm/kfunc.h"
+#include "bpfvm/verifier_state.h"
+
+namespace umemcg {
+
+namespace {
+
+constexpr u32 BPF_COMPLEXITY_LIMIT_JMP_SEQ = 8192;
+
+}  // namespace
+
+bpf_verifier_state *push_stack(bpf_verifier_env &env, u32 insn_idx, u32 prev_insn_idx) {
+  if (env.stack.size() >= BPF_COMPLEXITY_LIMIT_JMP_SEQ) {
+    env.verbose_err("The sequence of %u jumps is too complex.", (u32)env.stack.size());
+    return nullptr;
+  }
+  auto st = std::make_unique<bpf_verifier_state>(*env.cur);
+  st->insn_idx = insn_idx;
+  st->prev_insn_idx = prev_insn_idx;
+  if (st->parent) st->parent->branches++;
+  env.stack.push_back(std::move(st));
+  return env.stack.back().get();
+}
+
+void drop_pushed_state(bpf_verifier_env &env) {
+  std::unique_ptr<bpf_verifier_state> st = std::move(env.stack.back());
+  env.stack.pop_back();
+  update_branch_counts(env, st->parent);
+}
+
+void pop_into_cur(bpf_verifier_env &env) {
+  update_branch_counts(env, env.cur->parent);
+  env.cur = std::move(env.stack.back());
+  env.stack.pop_back();
+}
+
+namespace {
+
+int check_ld_imm(bpf_verifier_env &env, const bpf_insn &insn, u32 idx) {
+  if (int err = check_reg_arg(env, insn.dst_reg, DST_OP)) return err;
+  bpf_reg_state &dst = env.cur->cur().regs[insn.dst_reg];
+  const bpf_insn &hi = env.insns[idx + 1];
+  switch (insn.src_reg) {
+    case BPF_LD_IMM64_PLAIN:
+      __mark_reg_known(dst, bpf_ldimm64_value(insn, hi));
+      return 0;
+    case BPF_PSEUDO_MAP_FD:
+    case BPF_PSEUDO_MAP_IDX:
+    case BPF_PSEUDO_MAP_VALUE:
+    case BPF_PSEUDO_MAP_IDX_VALUE: {
+      if (insn.imm < 0 || (size_t)insn.imm >= env.opts.maps.size()) {
+        env.verbose_err("fd %d is not pointing to valid bpf_map", insn.imm);
+        return -EBADF;
+      }
+      const bpf_verifier_map *map = &env.opts.maps[(size_t)insn.imm];
+      const bool value = insn.src_reg == BPF_PSEUDO_MAP_VALUE || insn.src_reg == BPF_PSEUDO_MAP_IDX_VALUE;
+      if (!value) {
+        mark_reg_ptr(dst, CONST_PTR_TO_MAP);
+      } else {
+        if (map->map_type != BPF_MAP_TYPE_ARRAY || map->max_entries != 1) {
+          env.verbose_err("no direct value access support for this map type");
+          return -EINVAL;
+        }
+        if ((u32)hi.imm >= map->value_size) {
+          env.verbose_err("invalid access to map value pointer, value_size=%u off=%u",
+                          map->value_size, (u32)hi.imm);
+          return -EINVAL;
+        }
+        mark_reg_ptr(dst, PTR_TO_MAP_VALUE);
+        dst.off = hi.imm;
+      }
+      dst.map_ptr = map;
+      dst.map_idx = (u32)insn.imm;
+      return 0;
+    }
+    case BPF_PSEUDO_BTF_ID:
+      // The address of a kfunc (bpf_ksym_exists()): read-only memory of size 0.
+      if (insn.imm < 0 || (size_t)insn.imm >= env.opts.kfuncs.size() ||
+          !env.opts.kfuncs[(size_t)insn.imm]) {
+        env.verbose_err("ldimm64 insn specifies invalid btf_id %d", insn.imm);
+        return -EINVAL;
+      }
+      mark_reg_ptr(dst, PTR_TO_MEM | MEM_RDONLY);
+      dst.mem_size = 0;
+      return 0;
+    case BPF_PSEUDO_FUNC: {
+      const u32 target = (u32)((s64)idx + insn.imm + 1);
+      mark_reg_ptr(dst, PTR_TO_FUNC);
+      dst.subprogno = find_subprog(env, target);
+      return 0;
+    }
+    default:
+      env.verbose_err("unrecognized bpf_ld_imm64 insn");
+      return -EINVAL;
+  }
+}
+
+int check_return_code(bpf_verifier_env &env) {
+  if (int err = check_reg_arg(env, BPF_REG_0, SRC_OP)) return err;
+  const bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];
+  const bpf_prog_type_desc &pt = env.ptype;
+  if (pt.has_retval_range) {
+    if (r0.type != SCALAR_VALUE) {
+      env.verbose_err("At program exit the register R0 is not a known value (%s)",
+                      reg_type_name(r0.type).c_str());
+      return -EINVAL;
+    }
+    if (r0.smin_value < pt.ret_min || r0.smax_value > pt.ret_max) {
+      std::string has;
+      if (r0.smin_value != INT64_MIN) has += absl::StrFormat(" smin=%d", r0.smin_value);
+      if (r0.smax_value != INT64_MAX) has += absl::StrFormat(" smax=%d", r0.smax_value);
+      if (has.empty()) has = " unknown scalar value";
+      env.verbose_err("At program exit the register R0 has%s should have been in [%lld, %lld]",
+                      has.c_str(), (long long)pt.ret_min, (long long)pt.ret_max);
+      return -EINVAL;
+    }
+    return 0;
+  }
+  if (is_pointer(r0) && !env.opts.allow_ptr_leaks) {
+    env.verbose_err("R0 leaks addr as return value");
+    return -EACCES;
+  }
+  return 0;
+}
+
+void init_state(bpf_verifier_env &env) {
+  auto st = std::make_unique<bpf_verifier_state>();
+  st->frame.emplace_back();
+  bpf_func_state &f = st->frame.back();
+  for (bpf_reg_state &r : f.regs) mark_reg_not_init(r);
+  mark_reg_ptr(f.regs[BPF_REG_FP], PTR_TO_STACK);
+  if (env.ptype.ctx_kind == bpf_ctx_kind::raw_mem) {
+    mark_reg_ptr(f.regs[BPF_REG_1], PTR_TO_MEM);
+    f.regs[BPF_REG_1].mem_size = env.opts.ctx_mem_size;
+    mark_reg_known_zero(f.regs[BPF_REG_2]);
+    __mark_reg_known(f.regs[BPF_REG_2], env.opts.ctx_mem_size);
+  } else {
+    mark_reg_ptr(f.regs[BPF_REG_1], PTR_TO_CTX);
+  }
+  env.cur = std::move(st);
+}
+
+// The current path ended (exit of the main program, or pruned). Continue with a queued one.
+bool pop_stack(bpf_verifier_env &env) {
+  update_branch_counts(env, env.cur->parent);
+  if (env.stack.empty()) return false;
+  env.cur = std::move(env.stack.back());
+  env.stack.pop_back();
+  if (env.log_on(BPF_LOG_LEVEL2)) {
+    env.log("from %u to %u:", env.cur->prev_insn_idx, env.cur->insn_idx);
+    env.scratched_regs = 0;
+    env.scratched_stack = 0;
+    std::string save;
+    print_verifier_state(env, *env.cur, true);
+  }
+  return true;
+}
+
+int do_check(bpf_verifier_env &env) {
+  const u32 cnt = (u32)env.insns.size();
+  for (;;) {
+    const u32 idx = env.cur->insn_idx;
+    if (idx >= cnt) {
+      env.verbose_err("invalid insn idx %u insn_cnt %u", idx, cnt);
+      return -EFAULT;
+    }
+    if (++env.insn_processed > env.opts.insn_limit) {
+      env.verbose_err("BPF program is too large. Processed %u insn", env.insn_processed);
+      return -E2BIG;
+    }
+    env.aux[idx].seen = true;
+    if (env.aux[idx].prune_point) {
+      const int r = is_state_visited(env, idx);
+      if (r < 0) return r;
+      if (r == 1) {
+        if (env.log_on(BPF_LOG_LEVEL2)) env.log("%u: safe\n", idx);
+        if (!pop_stack(env)) return 0;
+        continue;
+      }
+    }
+    const bpf_insn &insn = env.insns[idx];
+    const bpf_opcode_desc &d = *env.aux[idx].desc;
+    env.scratched_regs = 0;
+    env.scratched_stack = 0;
+    if (env.log_on(BPF_LOG_LEVEL2))
+      env.log("%u: (%02x) %s", idx, insn.code, bpf_insn_str(env.insns, idx).c_str());
+
+    u32 next = idx + 1;
+    int err = 0;
+    bool path_done = false;
+    switch (bpf_form_of(d).kind) {
+      case bpf_opc::K_ALU:
+        err = check_alu_op(env, insn, d);
+        break;
+      case bpf_opc::K_LOAD:
+      case bpf_opc::K_STORE:
+        err = check_load_store(env, insn, d, idx);
+        break;
+      case bpf_opc::K_ATOMIC:
+        err = check_atomic(env, insn, d, idx);
+        break;
+      case bpf_opc::K_LD_IMM64:
+        err = check_ld_imm(env, insn, idx);
+        next = idx + 2;
+        break;
+      case bpf_opc::K_JUMP:
+        env.jmps_processed++;
+        next = (u32)bpf_jump_target(d, insn, idx);
+        break;
+      case bpf_opc::K_COND_JUMP:
+        env.jmps_processed++;
+        next = idx;
+        err = check_cond_jmp_op(env, insn, d, &next);
+        break;
+      case bpf_opc::K_CALL:
+        env.jmps_processed++;
+        if (d.id == BPF_OPC_JMP_CALL_HELPER) {
+          next = idx;
+          err = check_helper_call(env, insn, &next);
+        } else if (d.id == BPF_OPC_JMP_CALL_KFUNC) {
+          err = check_kfunc_call(env, insn, idx);
+        } else if (d.id == BPF_OPC_JMP_CALL_LOCAL) {
+          next = idx;
+          err = check_func_call(env, insn, &next);
+        } else {
+          env.verbose_err("callx is not supported by the kernel verifier");
+          err = -EINVAL;
+        }
+        break;
+      case bpf_opc::K_EXIT:
+        env.jmps_processed++;
+        if (env.cur->active_lock.held) {
+          env.verbose_err("bpf_spin_unlock is missing");
+          err = -EINVAL;
+          break;
+        }
+        if (env.cur->curframe() > 0) {
+          next = idx;
+          err = prepare_func_exit(env, &next);
+          break;
+        }
+        if ((err = check_reference_leak(env, false))) break;
+        if ((err = check_return_code(env))) break;
+        path_done = true;
+        break;
+      case bpf_opc::K_PACKET:
+        env.verbose_err("BPF_LD_[ABS|IND] instructions not allowed for this program type");
+        err = -EINVAL;
+        break;
+    }
+    if (err) return err;
+    if (env.log_on(BPF_LOG_LEVEL2)) {
+      if (env.scratched_regs || env.scratched_stack) {
+        env.log(" ;");
+        print_insn_state(env, *env.cur, idx);
+      } else {
+        env.log("\n");
+      }
+    }
+    if (path_done) {
+      if (!pop_stack(env)) return 0;
+      continue;
+    }
+    env.cur->prev_insn_idx = idx;
+    env.cur->insn_idx = next;
+  }
+}
+
+int prepare_insns(bpf_verifier_env &env) {
+  std::string why;
+  size_t bad = 0;
+  if (!bpf_check_prog_layout(env.insns.data(), env.insns.size(), &why, &bad, env.opts.max_cpu)) {
+    env.res.error_insn = (int)bad;
+    // bpf_check_prog_layout() says "<reason> at insn N".
+    env.verbose_err("%s", why.c_str());
+    return -EINVAL;
+  }
+  env.aux.assign(env.insns.size(), bpf_insn_aux_data{});
+  for (size_t i = 0; i < env.insns.size(); i++) {
+    env.aux[i].desc = bpf_opcode_decode(env.insns.data(), env.insns.size(), i, nullptr, env.opts.max_cpu);
+    if (bpf_form_of(*env.aux[i].desc).slots == 2) i++;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifier_opts &opts) {
+  bpf_verifier_result res;
+  if (!opts.prog_type) {
+    res.err = -EINVAL;
+    res.error = "no program type";
+    return res;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  bpf_verifier_env env(insns, opts, res);
+  const bpf_prog_type_desc &pt = *opts.prog_type;
+  int err = 0;
+  if (opts.sleepable && pt.sleepable == bpf_sleepable::never) {
+    env.verbose_err("Only fentry/fexit/fmod_ret, lsm, iter, uprobe, and struct_ops programs can be sleepable");
+    err = -EINVAL;
+  }
+  env.sleepable = pt.sleepable == bpf_sleepable::always ||
+                  (pt.sleepable == bpf_sleepable::optional && opts.sleepable);
+  if (!err) err = prepare_insns(env);
+  if (!err) err = check_subprogs(env);
+  if (!err) err = check_cfg(env);
+  if (!err) {
+    compute_live_registers(env);
+    compute_precise_registers(env);
+    env.explored.resize(insns.size());
+    init_state(env);
+    err = do_check(env);
+  }
+  if (!err) err = check_max_stack_depth(env);
+
+  res.err = err;
+  res.insn_processed = env.insn_processed;
+  res.total_states = env.total_states;
+  res.peak_states = env.peak_states;
+  for (const bpf_subprog_info &sp : env.subprogs) {
+    res.subprog_starts.push_back(sp.start);
+    res.subprog_stack_depth.push_back(sp.stack_depth);
+  }
+  if (err && opts.log_level && !(opts.log_level & BPF_LOG_LEVEL2)) {
+    // Level 1: the failing instruction, the reason, the state it failed in.
+    if (res.error_insn >= 0 && (size_t)res.error_insn < insns.size())
+      res.log += absl::StrFormat("%d: (%02x) %s\n", res.error_insn, insns[res.error_insn].code,
+                                 bpf_insn_str(insns, (u32)res.error_insn));
+    res.log += res.error + "\n";
+    if (env.cur) {
+      env.scratched_regs = 0;
+      print_verifier_state(env, *env.cur, true);
+    }
+  }
+  if (opts.log_level) {
+    res.log += absl::StrFormat(
+        "processed %u insns (limit %u) max_states_per_insn %u total_states %u peak_states %u\n",
+        res.insn_processed, opts.insn_limit, res.max_states_per_insn, res.total_states,
+        res.peak_states);
+  }
+  if (opts.log_level & BPF_LOG_STATS) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
+    std::string depths;
+    for (u32 d : res.subprog_stack_depth) depths += (depths.empty() ? "" : "+") + std::to_string(d);
+    res.log += absl::StrFormat("verification time %d usec\nstack depth %s\n", us, depths);
+  }
+  if (err && res.error.empty()) res.error = "verification failed";
+  return res;
+}
+
+}  // namespace umemcg

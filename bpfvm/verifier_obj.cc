@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/verifier_obj.cc: verifier tables from a loaded BpfObject.
+//
+// Mirrors: kernel/bpf/syscall.c (bpf_prog_load) (Linux 6.19)
+// Emulation: see verifier_obj.h.
+#include "bpfvm/verifier_obj.h"
+
+namespace umemcg::emu {
+
+BpfVerifierInputs bpf_verifier_inputs(const BpfObject &obj) {
+  BpfVerifierInputs in;
+  for (const MapSpec &m : obj.maps) {
+    bpf_verifier_map vm;
+    vm.name = m.name;
+    vm.map_type = m.type;
+    vm.key_size = m.key_size;
+    vm.value_size = m.value_size;
+    vm.max_entries = m.max_entries;
+    vm.map_flags = m.map_flags;
+    vm.rdonly_prog = m.frozen || (m.map_flags & BPF_F_RDONLY_PROG);
+    if (m.frozen && m.initial_data.size() >= m.value_size) vm.frozen_value = m.initial_data.data();
+    in.maps.push_back(vm);
+  }
+  for (const Extern &e : obj.externs) in.kfuncs.push_back(e.kind == ExternKind::kKfunc ? e.kfunc : nullptr);
+  return in;
+}
+
+bpf_verifier_opts bpf_verifier_opts_for(const BpfObject &obj, const BpfProgram &prog,
+                                        const BpfVerifierInputs &in, const bpf_prog_type_desc *pt) {
+  bpf_verifier_opts o;
+  o.prog_type = pt;
+  o.sleepable = prog.sleepable;
+  o.gpl_compatible = license_is_gpl_compatible(obj.license);
+  o.maps = in.maps;
+  o.kfuncs = in.kfuncs;
+  return o;
+}
+
+}  // namespace umemcg::emu

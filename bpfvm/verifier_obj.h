@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/verifier_obj.h: handing a loaded object's program (bpfvm/object.h) to the verifier.
+//
+// The loader leaves map references as indices into BpfObject::maps (ld_imm64 imm) and kfunc
+// calls as indices into BpfObject::externs (call imm), so the verifier's tables are those two
+// vectors in the same order: bpf_verifier_inputs() builds them once per object.
+//
+// Mirrors: kernel/bpf/syscall.c (bpf_prog_load -> bpf_check with the program's maps and
+//          kfunc descriptors) (Linux 6.19)
+// Emulation: map facts come from the MapSpec (the kernel reads them from the created maps);
+//   a bpf_spin_lock inside a BTF map value is not located (spin_lock_off = -1).
+#pragma once
+
+#include <vector>
+
+#include "bpfvm/object.h"
+#include "bpfvm/verifier.h"
+
+namespace umemcg::emu {
+
+struct BpfVerifierInputs {
+  std::vector<bpf_verifier_map> maps;      // index = BpfObject::maps index
+  std::vector<const KfuncDesc *> kfuncs;   // index = BpfObject::externs index (nullptr: none)
+};
+
+// The tables for every program of obj. Frozen .rodata contents are exposed for constant loads;
+// they point into obj, which must outlive the verification.
+BpfVerifierInputs bpf_verifier_inputs(const BpfObject &obj);
+
+// Options to verify prog of obj as program type pt (sleepable and license from the object).
+bpf_verifier_opts bpf_verifier_opts_for(const BpfObject &obj, const BpfProgram &prog,
+                                        const BpfVerifierInputs &in, const bpf_prog_type_desc *pt);
+
+}  // namespace umemcg::emu

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/verifier_pruning.cc: state pruning. At prune points the current state is compared
+// with checkpoints saved earlier at the same instruction; if a completely explored checkpoint
+// covers it (every live register and stack byte of the checkpoint admits at least the values
+// of the current state), the current path is safe and is not explored further.
+//
+// Soundness notes:
+//  - Only checkpoints whose subtree is fully explored (branch counter 0) can prune. One still
+//    being explored is an ancestor of the current path: the path looped back. If the two
+//    states are equal the loop makes no progress ("infinite loop detected"); otherwise the
+//    loop is unrolled further (bounded by the complexity limit).
+//  - Registers dead at the instruction (static liveness) are ignored; everything else is
+//    compared with range_within/tnum_in and consistent id mappings (check_ids), so that
+//    registers linked in the checkpoint are linked in the current state too.
+//
+// Mirrors: kernel/bpf/verifier.c (is_state_visited, states_equal, func_states_equal, regsafe,
+//          stacksafe, refsafe, check_ids, range_within, update_branch_counts) (Linux 6.19)
+// Emulation: no precision tracking (mark_chain_precision): every live scalar is compared by
+//   range, which prunes less than the kernel but never more. Checkpoint heuristics follow the
+//   kernel (a new checkpoint after >= 2 jumps and >= 8 instructions; evict after many misses).
+#include <algorithm>
+#include <cstring>
+
+#include "bpfvm/verifier_state.h"
+
+namespace umemcg {
+
+namespace {
+
+struct idmap {
+  std::vector<std::pair<u32, u32>> map;
+  u32 tmp = 0x80000000u;
+  bool check(u32 old_id, u32 cur_id) {
+    if (!old_id && !cur_id) return true;
+    if (!old_id || !cur_id) return false;
+    for (auto &p : map) {
+      if (p.first == old_id) return p.second == cur_id;
+      if (p.second == cur_id) return false;
+    }
+    map.emplace_back(old_id, cur_id);
+    return true;
+  }
+  // Scalars: a zero id is a fresh id that links nothing.
+  bool check_scalar(u32 old_id, u32 cur_id) {
+    const u32 o = old_id ? old_id : ++tmp;
+    const u32 c = cur_id ? cur_id : ++tmp;
+    return check(o, c);
+  }
+};
+
+bool range_within(const bpf_reg_state &o, const bpf_reg_state &c) {
+  return o.umin_value <= c.umin_value && o.umax_value >= c.umax_value &&
+         o.smin_value <= c.smin_value && o.smax_value >= c.smax_value &&
+         o.u32_min_value <= c.u32_min_value && o.u32_max_value >= c.u32_max_value &&
+         o.s32_min_value <= c.s32_min_value && o.s32_max_value >= c.s32_max_value;
+}
+
+bool same_bounds(const bpf_reg_state &o, const bpf_reg_state &c) {
+  return o.var_off == c.var_off && o.umin_value == c.umin_value && o.umax_value == c.umax_value &&
+         o.smin_value == c.smin_value && o.smax_value == c.smax_value &&
+         o.u32_min_value == c.u32_min_value && o.u32_max_value == c.u32_max_value &&
+         o.s32_min_value == c.s32_min_value && o.s32_max_value == c.s32_max_value;
+}
+
+bool names_equal(const char *a, const char *b) {
+  return a == b || (a && b && !std::strcmp(a, b));
+}
+
+bool regsafe(const bpf_reg_state &o, const bpf_reg_state &c, idmap &ids, bpf_exact exact,
+             bool precise = true) {
+  if (o.type == NOT_INIT) return exact == bpf_exact::range_within || c.type == NOT_INIT;
+  if (c.type == NOT_INIT || o.type != c.type) return false;
+  // An imprecise scalar: no later safety decision depends on its value.
+  if (o.type == SCALAR_VALUE && !precise && exact == bpf_exact::range_within) return true;
+  const bool bounds_ok = exact == bpf_exact::exact
+                             ? same_bounds(o, c)
+                             : range_within(o, c) && tnum_in(o.var_off, c.var_off);
+  if (o.type == SCALAR_VALUE) return bounds_ok && ids.check_scalar(o.id, c.id);
+  if (o.off != c.off || o.map_ptr != c.map_ptr || o.mem_size != c.mem_size ||
+      o.subprogno != c.subprogno || o.frameno != c.frameno || !names_equal(o.btf_name, c.btf_name))
+    return false;
+  return bounds_ok && ids.check(o.id, c.id) && ids.check(o.ref_obj_id, c.ref_obj_id);
+}
+
+bool stacksafe(const bpf_func_state &o, const bpf_func_state &c, idmap &ids, bpf_exact exact) {
+  for (size_t spi = 0; spi < o.stack.size(); spi++) {
+    const bpf_stack_state &os = o.stack[spi];
+    const bpf_stack_state *cs = spi < c.stack.size() ? &c.stack[spi] : nullptr;
+    bool spill_checked = false;
+    for (int b = 0; b < BPF_REG_SIZE; b++) {
+      const u8 ot = os.slot_type[b];
+      const u8 ct = cs ? cs->slot_type[b] : (u8)STACK_INVALID;
+      if (exact == bpf_exact::exact && ot != ct) return false;
+      switch (ot) {
+        case STACK_INVALID:
+          continue;
+        case STACK_MISC:
+          if (ct == STACK_MISC || ct == STACK_ZERO) continue;
+          if (ct == STACK_SPILL && cs->spilled_ptr.type == SCALAR_VALUE) continue;
+          return false;
+        case STACK_ZERO:
+          if (ct == STACK_ZERO) continue;
+          if (ct == STACK_SPILL && register_is_null(cs->spilled_ptr)) continue;
+          return false;
+        case STACK_SPILL:
+          if (ct != STACK_SPILL) return false;
+          if (!spill_checked) {
+            spill_checked = true;
+            if (!regsafe(os.spilled_ptr, cs->spilled_ptr, ids, exact)) return false;
+          }
+          continue;
+        default:
+          return false;
+      }
+    }
+  }
+  if (exact == bpf_exact::exact) {
+    for (size_t spi = o.stack.size(); spi < c.stack.size(); spi++)
+      for (u8 t : c.stack[spi].slot_type)
+        if (t != STACK_INVALID) return false;
+  }
+  return true;
+}
+
+// Registers that matter in frame i of a state whose current instruction is insn_idx: the
+// current frame's live registers, and in a caller the registers live after its call returns
+// (r0-r5 are rewritten by the return).
+u16 frame_mask(const bpf_verifier_env &env, const bpf_verifier_state &st, size_t i,
+               bool precise) {
+  auto pick = [&](u32 idx) {
+    return precise ? env.aux[idx].precise_in : env.aux[idx].live_in;
+  };
+  if (i + 1 == st.frame.size()) return pick(st.insn_idx);
+  const u32 ret = (u32)st.frame[i + 1].callsite + 1;
+  if (ret >= env.aux.size()) return 0xffff;
+  return (u16)(pick(ret) & ~0x3fu);
+}
+
+}  // namespace
+
+bool stack_within(const bpf_func_state &old, const bpf_func_state &cur) {
+  idmap ids;
+  return stacksafe(old, cur, ids, bpf_exact::range_within);
+}
+
+bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
+                  const bpf_verifier_state &cur, bpf_exact exact) {
+  if (old.frame.size() != cur.frame.size()) return false;
+  if (old.active_lock.held != cur.active_lock.held || old.active_lock.map != cur.active_lock.map)
+    return false;
+  idmap ids;
+  if (old.active_lock.held && !ids.check(old.active_lock.id, cur.active_lock.id)) return false;
+  for (size_t i = 0; i < old.frame.size(); i++) {
+    const bpf_func_state &o = old.frame[i], &c = cur.frame[i];
+    if (o.callsite != c.callsite || o.in_callback_fn != c.in_callback_fn) return false;
+    if (o.in_callback_fn && o.callback != c.callback) return false;
+    const u16 live = frame_mask(env, cur, i, false);
+    const u16 precise = frame_mask(env, cur, i, true);
+    for (int r = 0; r < MAX_BPF_REG; r++) {
+      if (!(live & (1u << r))) continue;
+      if (!regsafe(o.regs[r], c.regs[r], ids, exact, precise & (1u << r))) return false;
+    }
+    if (!stacksafe(o, c, ids, exact)) return false;
+  }
+  // The same references, acquired in the same places (refsafe).
+  if (old.refs.size() != cur.refs.size()) return false;
+  for (size_t i = 0; i < old.refs.size(); i++) {
+    if (old.refs[i].kind != cur.refs[i].kind || !ids.check(old.refs[i].id, cur.refs[i].id))
+      return false;
+  }
+  return true;
+}
+
+void update_branch_counts(bpf_verifier_env &env, bpf_branch_node *node) {
+  (void)env;
+  while (node) {
+    if (--node->branches) break;
+    node = node->parent;
+  }
+}
+
+int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
+  bpf_verifier_state &cur = *env.cur;
+  auto &list = env.explored[insn_idx];
+  const bool add_new_state = env.jmps_processed - env.prev_jmps_processed >= 2 &&
+                             env.insn_processed - env.prev_insn_processed >= 8;
+  constexpr u32 n = 3;
+  for (size_t i = 0; i < list.size();) {
+    bpf_verifier_state_list &sl = list[i];
+    bool miss = true;
+    if (sl.node->branches > 0) {
+      // An ancestor of this path: the program looped back here.
+      if (states_equal(env, *sl.state, cur, bpf_exact::exact)) {
+        env.verbose_err("infinite loop detected at insn %u", insn_idx);
+        return -EINVAL;
+      }
+    } else if (states_equal(env, *sl.state, cur, bpf_exact::range_within)) {
+      sl.hit_cnt++;
+      return 1;
+    }
+    if (miss) sl.miss_cnt++;
+    if (sl.miss_cnt > sl.hit_cnt * n + n) {
+      // Unlikely to help: drop it (its branch node stays for the paths below it).
+      list[i] = std::move(list.back());
+      list.pop_back();
+      env.live_states--;
+      continue;
+    }
+    i++;
+  }
+  if (!add_new_state) return 0;
+  env.prev_jmps_processed = env.jmps_processed;
+  env.prev_insn_processed = env.insn_processed;
+  env.nodes.push_back(bpf_branch_node{cur.parent, 1});
+  bpf_branch_node *node = &env.nodes.back();
+  bpf_verifier_state_list sl;
+  sl.state = std::make_unique<bpf_verifier_state>(cur);
+  sl.state->parent = nullptr;
+  sl.node = node;
+  cur.parent = node;
+  list.push_back(std::move(sl));
+  env.total_states++;
+  env.live_states++;
+  env.peak_states = std::max(env.peak_states, env.live_states);
+  env.res.max_states_per_insn = std::max(env.res.max_states_per_insn, (u32)list.size());
+  return 0;
+}
+
+}  // namespace umemcg
