@@ -126,7 +126,7 @@ int mem_cgroup_css_online(cgroup_subsys_state *css) {
     memcg_free_kmem(memcg);
     return -ENOSPC;
   }
-  if (memcg_pcstock()) memcg_pcstock_online(memcg);
+  if (memcg_pcstock() && !mem_cgroup_is_root(memcg)) memcg_pcstock_online(memcg);
   // The online id reference, which pins the css until every swap record is gone.
   atomic_long_set(&memcg->id_ref, 1);
   css_get(css);
