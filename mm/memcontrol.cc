@@ -151,6 +151,17 @@ void mem_cgroup_css_free(cgroup_subsys_state *css) {
 
   cancel_work_sync(&memcg->high_work);
   memcg_free_kmem(memcg);
+  // Emulation: bookkeeping for the invariant checker. A memcg can be freed with pages still in
+  // its counters (kmem uncharged from the parent after reparenting): the kernel leaves them in
+  // the ancestors' counters; remember them on the parent, and the freed statistics globally.
+  if (mem_cgroup *parent = parent_mem_cgroup(memcg)) {
+    atomic_long_add(static_cast<long>(page_counter_read(&memcg->memory)),
+                    &parent->emu_orphaned[0]);
+    atomic_long_add(static_cast<long>(page_counter_read(&memcg->memsw)), &parent->emu_orphaned[1]);
+    atomic_long_add(static_cast<long>(page_counter_read(&memcg->swap)), &parent->emu_orphaned[2]);
+  }
+  for (int i = 0; i < MEMCG_NR_STAT_EMU; i++)
+    atomic_long_add(atomic_long_read(&memcg->stat[i]), &emu::g_freed_stat[i]);
   if (memcg == root_mem_cgroup) root_mem_cgroup = nullptr;
   delete memcg;
 }
@@ -199,6 +210,7 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   int cpu;
   for (cpu = 0; cpu < NR_CPUS; cpu++) *per_cpu_ptr(&int_active_memcg, cpu) = nullptr;
 
+  for (auto &v : emu::g_freed_stat) atomic_long_set(&v, 0);
   memcg_wq = alloc_workqueue("memcg", WQ_PERCPU, 0);
   memcg_stock_boot(m->config().seed);
   memcg_pcstock_boot(m->config().seed);
@@ -428,6 +440,8 @@ void mem_cgroup_sk_uncharge(mem_cgroup *memcg, unsigned int nr_pages) {
 }  // namespace umemcg
 
 namespace umemcg::emu {
+
+atomic_long_t g_freed_stat[MEMCG_NR_STAT_EMU];
 
 void mm_attach(mm_struct *mm, mem_cgroup *memcg) {
   if (memcg && mem_cgroup_is_root(memcg)) memcg = nullptr;

@@ -100,6 +100,10 @@ struct mem_cgroup {
   obj_cgroup *objcg = nullptr;
   obj_cgroup *orig_objcg = nullptr;
 
+  // Emulation: pages freed descendants left in this memcg's counters (memory, memsw, swap);
+  // bookkeeping for the invariant checker only.
+  atomic_long_t emu_orphaned[3];
+
   // Room for the control files that come next.
   int swappiness = 60;
   bool oom_group = false;
@@ -259,6 +263,11 @@ inline constexpr u32 BPF_MEMCG_HIGH_VALID_MASK = BPF_MEMCG_HIGH_DEFER_INLINE;
 using memcg_high_policy_fn = u32 (*)(mem_cgroup *memcg, mem_cgroup *over_limit, gfp_t gfp);
 // Installs the dispatcher (nullptr: none). Returns the previous one.
 memcg_high_policy_fn memcg_set_high_policy(memcg_high_policy_fn fn);
+
+namespace emu {
+// Statistics of freed memcgs (bookkeeping for the invariant checker).
+extern atomic_long_t g_freed_stat[MEMCG_NR_STAT_EMU];
+}  // namespace emu
 
 // CPU hotplug: the "dead" callback drains the dead CPU's stocks without locking.
 int memcg_hotplug_cpu_dead(unsigned int cpu);

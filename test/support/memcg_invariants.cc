@@ -117,7 +117,7 @@ std::string check_memcg_invariants(const ChargeLedger &ledger) {
   if (s.over_batch) out << "a stock slot holds more than MEMCG_CHARGE_BATCH pages\n";
 
   std::set<obj_cgroup *> origs;
-  long kmem_pages_total = 0;
+  long kmem_pages_total = atomic_long_read(&emu::g_freed_stat[MEMCG_KMEM]);
   for (mem_cgroup *m : s.memcgs) {
     kmem_pages_total += memcg_page_state(m, MEMCG_KMEM);
     if (m->orig_objcg) origs.insert(m->orig_objcg);
@@ -134,6 +134,9 @@ std::string check_memcg_invariants(const ChargeLedger &ledger) {
         want_memsw += own;
         want_swap += memcg_page_state(d, MEMCG_SWAP);
       }
+      want_mem += atomic_long_read(&d->emu_orphaned[0]);
+      want_memsw += atomic_long_read(&d->emu_orphaned[1]);
+      want_swap += atomic_long_read(&d->emu_orphaned[2]);
       want_mem += get(s.stocked_mem, d);
       want_memsw += get(s.stocked_memsw, d);
     }
