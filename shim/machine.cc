@@ -15,12 +15,12 @@
 
 namespace umemcg {
 unsigned int nr_cpu_ids = 0;
-thread_local task_struct *current = nullptr;
+constinit thread_local task_struct *current = nullptr;
 }  // namespace umemcg
 
 namespace umemcg::emu {
 
-thread_local Vcpu *tls_vcpu = nullptr;
+constinit thread_local Vcpu *tls_vcpu = nullptr;
 Machine::Impl *g_machine = nullptr;
 namespace {
 Machine *g_machine_pub = nullptr;

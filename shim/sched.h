@@ -90,7 +90,8 @@ struct task_struct {
 
 // The running task. Emulation: a thread-local variable (not the kernel's macro, so that C++
 // code naming a member `current` is unaffected) switched by the machine with the vCPU pointer.
-extern thread_local task_struct *current __attribute__((tls_model("initial-exec")));
+// constinit: no dynamic initialisation, so accesses need no TLS wrapper call.
+extern thread_local constinit task_struct *current __attribute__((tls_model("initial-exec")));
 
 inline void set_current_state(unsigned int state) {
   current->__state.store(state, std::memory_order_seq_cst);  // full barrier, as in the kernel

@@ -19,7 +19,8 @@ namespace emu {
 struct Vcpu;
 // The vCPU the calling context runs on (nullptr outside any machine context).
 // Emulation: a thread-local, switched with the running task in simulated mode.
-extern thread_local Vcpu *tls_vcpu __attribute__((tls_model("initial-exec")));
+// constinit: no dynamic initialisation, so accesses need no TLS wrapper call.
+extern thread_local constinit Vcpu *tls_vcpu __attribute__((tls_model("initial-exec")));
 [[noreturn]] void no_cpu_context(const char *what);
 }  // namespace emu
 
