@@ -12,6 +12,7 @@
 #include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/obj_cgroup.h"
+#include "mm/page_counter_stock.h"
 #include "shim/bug.h"
 #include "shim/errno.h"
 
@@ -120,7 +121,15 @@ done_restock:
  * (that runs once per batch actually charged, in the slow path).
  */
 int try_charge_memcg(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages) {
-  if (memcg_pcstock()) return try_charge_memcg_pcstock(memcg, gfp_mask, nr_pages);
+  if (memcg_pcstock()) {
+    // The page_counter stock's hit, inlined (v2: memory only; v1 needs memsw first).
+    page_counter_stock *bank;
+    if (!do_memsw_account() && (bank = READ_ONCE(memcg->memory.stock))) {
+      if (likely(page_counter_consume_stock(bank, &memcg->memory, nr_pages))) return 0;
+      return try_charge_memcg_pcstock(memcg, gfp_mask, nr_pages, true);
+    }
+    return try_charge_memcg_pcstock(memcg, gfp_mask, nr_pages, false);
+  }
   if (likely(consume_stock(memcg, nr_pages))) return 0;
   return try_charge_memcg_slow(memcg, gfp_mask, nr_pages);
 }

@@ -131,7 +131,9 @@ u64 mem_find_max_overage(mem_cgroup *memcg);
 u64 swap_find_max_overage(mem_cgroup *memcg);
 
 // The page_counter stock design (mm/memcontrol_pcstock.cc)
-int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages);
+// memory_stock_missed: the caller's inline consume of memcg->memory's stock already missed.
+int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages,
+                             bool memory_stock_missed);
 void refill_stock_pcstock(mem_cgroup *memcg, unsigned int nr_pages);
 void drain_all_stock_pcstock(mem_cgroup *root_memcg, int cpu, int curcpu);
 void memcg_pcstock_boot(u64 seed);

@@ -90,7 +90,8 @@ void memcg_pcstock_cpu_dead(int cpu) {
   page_counter_stock_cpu_dead(&memsw_stock, cpu);
 }
 
-int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages) {
+int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages,
+                             bool memory_stock_missed) {
   int nr_retries = MAX_RECLAIM_RETRIES;
   mem_cgroup *mem_over_limit;
   page_counter *counter;
@@ -114,7 +115,8 @@ retry:
     }
   }
   res = page_counter_try_charge_stock(&memcg->memory, nr_pages, allow_spinning, &counter,
-                                      &charged);
+                                      &charged, !memory_stock_missed);
+  memory_stock_missed = false;  // retries try the stock again
   if (likely(res == PC_CHARGE_STOCK)) return 0;  // no memory.high check on a stock hit
   if (res == PC_CHARGE_BATCH) {
     memcg_check_high(memcg, gfp_mask, charged);

@@ -147,10 +147,11 @@ void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages) {
 
 pc_charge_result page_counter_try_charge_stock(page_counter *counter, unsigned int nr_pages,
                                                bool allow_spinning, page_counter **fail,
-                                               unsigned int *charged) {
+                                               unsigned int *charged, bool try_stock) {
   page_counter_stock *bank = READ_ONCE(counter->stock);
 
-  if (bank && page_counter_consume_stock(bank, counter, nr_pages)) return PC_CHARGE_STOCK;
+  if (bank && try_stock && page_counter_consume_stock(bank, counter, nr_pages))
+    return PC_CHARGE_STOCK;
 
   // Without a stock, or for callers that may not spin, charge exactly.
   unsigned int batch = (bank && allow_spinning) ? std::max(PC_STOCK_BATCH, nr_pages) : nr_pages;

@@ -106,9 +106,10 @@ inline bool page_counter_consume_stock(page_counter_stock *bank, page_counter *c
  * is charged with page_counter_try_charge() and the surplus refills the stock; if the batch
  * does not fit, exactly @nr_pages is tried before giving up.
  */
+// @try_stock false: the caller already missed the stock (skip the consume attempt).
 pc_charge_result page_counter_try_charge_stock(page_counter *counter, unsigned int nr_pages,
                                                bool allow_spinning, page_counter **fail,
-                                               unsigned int *charged);
+                                               unsigned int *charged, bool try_stock = true);
 // Gives @nr_pages (charged to @counter) back through its stock, or uncharges directly.
 void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages);
 // Queues (or, on @curcpu, runs) the drain of @cpu's bank if it holds pages of counters in
