@@ -101,7 +101,7 @@ void page_counter_stock_destroy(page_counter_stock *bank) {
  * filled: leftovers of isolated CPUs or of refills racing with the switch), then unlock.
  */
 bool page_counter_consume_stock_slow(page_counter_stock_pcp *stock, page_counter *,
-                                     unsigned int) {
+                                     unsigned int) NO_THREAD_SAFETY_ANALYSIS {
   for (int i = 0; i < NR_PC_STOCK; ++i) {
     page_counter *c = READ_ONCE(stock->cached[i]);
     if (c && !READ_ONCE(c->stock)) pc_drain_slot(stock->bank, stock, i);

@@ -69,7 +69,7 @@ int page_counter_stock_init(page_counter_stock *bank, workqueue_struct *wq, u64 
 void page_counter_stock_destroy(page_counter_stock *bank);
 
 bool page_counter_consume_stock_slow(page_counter_stock_pcp *stock, page_counter *counter,
-                                     unsigned int nr_pages) REQUIRES(stock->lock);
+                                     unsigned int nr_pages) RELEASE(stock->lock);
 
 /**
  * page_counter_consume_stock - take @nr_pages of @counter from this CPU's bank
