@@ -159,8 +159,9 @@ bool page_counter_try_charge(page_counter *counter, unsigned long nr_pages, page
     /*
      * Speculative charge: add first, check after, undo on failure. This avoids a cmpxchg loop,
      * at a price: while a failing charge of N pages is in flight, usage reads up to N too high,
-     * and a racing charge of M pages can fail although it would have fit ("false lockout"). The
-     * error is bounded by the in-flight sizes, e.g. a THP (512 pages) against a single page.
+     * and a racing smaller charge can fail although it would have fit ("false lockout") and go
+     * to reclaim early. The error is limited to the difference between the two sizes: under
+     * 2M (512 pages) for a THP locking out a single page.
      *
      * Pairs with page_counter_set_max(): the value-returning add is fully ordered, so the read
      * of max below cannot be satisfied before the add is visible. Either this charger reads the
@@ -231,8 +232,11 @@ int page_counter_set_max(page_counter *counter, unsigned long nr_pages) {
     if (auto hook = g_set_max_hook.load(std::memory_order_acquire)) hook(counter);
 
     // Emulation: seq_cst load (see the banner) where the kernel's page_counter_read() suffices.
-    long now = counter->usage.counter.load(std::memory_order_seq_cst);
-    if (now <= usage || nr_pages >= old) return 0;
+    // Unsigned, as page_counter_read() returns: a transiently negative usage (an underflow
+    // being clamped) compares as huge and forces a retry.
+    unsigned long now =
+        static_cast<unsigned long>(counter->usage.counter.load(std::memory_order_seq_cst));
+    if (now <= static_cast<unsigned long>(usage) || nr_pages >= old) return 0;
 
     max_ref(counter).store(old, std::memory_order_relaxed);
     cond_resched();
