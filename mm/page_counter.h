@@ -15,8 +15,8 @@
 //   may still be lost under a race, as in the kernel, but the access is race-free C++.
 // Emulation: page_counter_init leaves min/low/high/watermarks/failcnt alone, like the kernel,
 //   which relies on the zeroed memcg allocation; here the member initialisers give those zeroes.
-// Emulation: the per-CPU stock of the "move stock to page_counter" series (seed 003) has its
-//   field reserved (`stock`, always null) but no implementation yet.
+// Emulation: the per-CPU stock of the "move stock to page_counter" series (seed 003) lives in
+//   mm/page_counter_stock.{h,cc}; `stock` is non-null only when memcg boots with that design.
 #pragma once
 
 #include <climits>
@@ -29,7 +29,7 @@ namespace umemcg {
 
 // Per-CPU charge stock of seed 003 ("mm/page_counter: introduce per-CPU stock"; the posted series
 // calls the per-CPU bank struct page_counter_stock_pcp and adds a stock_css next to it).
-// TODO(seed 003): defined and used once the shim has per-CPU data and local_trylock_t.
+// Defined in mm/page_counter_stock.h.
 struct page_counter_stock;
 
 // Largest value a counter can hold: a byte count derived from it must still fit in a long.
@@ -89,7 +89,8 @@ struct ____cacheline_aligned page_counter {
   unsigned long high = 0;
   unsigned long max = PAGE_COUNTER_MAX;
   page_counter *parent = nullptr;
-  // Seed 003's per-CPU stock (see struct page_counter_stock above). Always null for now.
+  // Seed 003's per-CPU stock bank, or nullptr (no stock). Changes at run time (a v2 cgroup
+  // becoming a parent loses it): read with READ_ONCE.
   page_counter_stock *stock = nullptr;
 };
 

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// mm/memcontrol.h: struct mem_cgroup, memcg boot, the charge and uncharge entry points.
+//
+// A mem_cgroup is the memory controller's css of one cgroup: its page counters (memory, swap on
+// v2, memsw and kmem on v1), memory events, the high_work item and its obj_cgroup. Pages are
+// charged by try_charge_memcg(), which batches through a per-CPU stock; two stock designs exist
+// side by side (chosen at boot): the 6.19 memcg stock (mm/memcontrol_stock.cc) and the
+// page_counter stock of seed 003 (mm/page_counter_stock.cc). See docs/charge-path.md.
+//
+// Mirrors: include/linux/memcontrol.h, mm/memcontrol.c, mm/memcontrol-v1.h (Linux 6.19)
+// Emulation: swap and memsw are two separate counters (the kernel overlays them in a union; on
+//   v1 the swap counter is simply unused and always 0, so every test of swap.high stays false).
+// Emulation: statistics (MEMCG_SWAP, MEMCG_SOCK, MEMCG_KMEM) are plain per-memcg atomics until
+//   the rstat machinery (section 3) lands; only slow paths touch them.
+// Emulation: a task's memcg is its mm's memcg (mm_struct::memcg, set by emu::mm_attach); the
+//   kernel finds it through mm->owner's css_set. Tasks without an mm belong to the root.
+// Emulation: page/LRU reclaim and the OOM killer are reached through memcg_reclaim_ops (set at
+//   boot). Until the reclaim model exists the defaults are honest: no reclaimable pages are
+//   modelled, so reclaim frees 0 pages, and there is no task to kill, so the OOM killer finds no
+//   victim. Tests install stand-ins to drive every branch.
+#pragma once
+
+#include <cstdint>
+
+#include "kernel/cgroup.h"
+#include "mm/page_counter.h"
+#include "shim/atomic.h"
+#include "shim/gfp.h"
+#include "shim/sched.h"
+#include "shim/types.h"
+#include "shim/workqueue.h"
+
+namespace umemcg {
+
+inline constexpr unsigned int MEMCG_CHARGE_BATCH = 64;
+inline constexpr int MAX_RECLAIM_RETRIES = 16;
+inline constexpr unsigned long SWAP_CLUSTER_MAX = 32;
+inline constexpr int PAGE_ALLOC_COSTLY_ORDER = 3;
+inline constexpr unsigned int MEMCG_RECLAIM_MAY_SWAP = 1u << 1;
+inline constexpr unsigned int MEMCG_RECLAIM_PROACTIVE = 1u << 2;
+inline constexpr unsigned long MEMCG_MAX_HIGH_DELAY_JIFFIES = 2 * 1000;  // 2 * HZ
+inline constexpr int MEMCG_DELAY_PRECISION_SHIFT = 20;
+inline constexpr int MEMCG_DELAY_SCALING_SHIFT = 14;
+inline constexpr int MEM_CGROUP_ID_MAX = 65535;
+static_assert(MEMCG_CHARGE_BATCH <= S8_MAX, "stock slot counts are u8");
+
+enum memcg_memory_event {
+  MEMCG_LOW,
+  MEMCG_HIGH,
+  MEMCG_MAX,
+  MEMCG_OOM,
+  MEMCG_OOM_KILL,
+  MEMCG_OOM_GROUP_KILL,
+  MEMCG_SWAP_HIGH,
+  MEMCG_SWAP_MAX,
+  MEMCG_SWAP_FAIL,
+  MEMCG_SOCK_THROTTLED,
+  MEMCG_NR_MEMORY_EVENTS,
+};
+
+// memcg statistics the charge path updates (subset of memcg_stat_item).
+enum memcg_stat_item_emu {
+  MEMCG_SWAP,
+  MEMCG_SOCK,
+  MEMCG_KMEM,
+  MEMCG_NR_STAT_EMU,
+};
+
+struct obj_cgroup;
+
+struct mem_cgroup {
+  cgroup_subsys_state css;
+
+  // Private id (swap records, 1..65535) and the references on it: one while online, one per
+  // swapped-out page. The id reference set holds one css reference.
+  int id = 0;
+  atomic_long_t id_ref;
+
+  // Accounted resources.
+  page_counter memory;  // both hierarchies
+  page_counter swap;    // v2 only
+  page_counter memsw;   // v1 only: memory + swap
+  page_counter kmem;    // v1 only: kernel memory (never limited in 6.19)
+  page_counter tcpmem;  // v1 only: socket buffers
+
+  // memory.high reclaim from interrupt context (socket receive).
+  work_struct high_work;
+
+  // memory.events (hierarchical) and memory.events.local.
+  atomic_long_t memory_events[MEMCG_NR_MEMORY_EVENTS];
+  atomic_long_t memory_events_local[MEMCG_NR_MEMORY_EVENTS];
+  cgroup_file events_file;
+  cgroup_file events_local_file;
+  cgroup_file swap_events_file;
+
+  // Statistics (see the banner).
+  atomic_long_t stat[MEMCG_NR_STAT_EMU];
+
+  // kmem: the current objcg (nullptr once offline) and the reparented ones.
+  obj_cgroup *objcg = nullptr;
+  obj_cgroup *orig_objcg = nullptr;
+
+  // Emulation: pages freed descendants left in this memcg's counters (memory, memsw, swap);
+  // bookkeeping for the invariant checker only.
+  atomic_long_t emu_orphaned[3];
+
+  // Room for the control files that come next.
+  int swappiness = 60;
+  bool oom_group = false;
+  unsigned long zswap_max = PAGE_COUNTER_MAX;
+};
+
+// How page and LRU reclaim and the OOM killer are reached (see the banner).
+struct memcg_reclaim_ops {
+  // try_to_free_mem_cgroup_pages(): pages reclaimed from memcg's subtree.
+  unsigned long (*try_to_free_mem_cgroup_pages)(mem_cgroup *memcg, unsigned long nr_pages,
+                                                gfp_t gfp_mask, unsigned int reclaim_options,
+                                                int *swappiness);
+  // out_of_memory() constrained to memcg: true if a victim was chosen (or one is already dying).
+  bool (*out_of_memory)(mem_cgroup *memcg, gfp_t gfp_mask, int order);
+};
+
+enum class memcg_stock_design { memcg_stock, page_counter_stock };
+
+struct memcg_boot_params {
+  bool v1 = false;  // cgroup v1 hierarchy (memsw accounting), else v2
+  memcg_stock_design stock = memcg_stock_design::memcg_stock;
+  bool memory_localevents = false;    // cgroup2 mount option
+  bool memory_recursiveprot = false;  // cgroup2 mount option
+  const memcg_reclaim_ops *ops = nullptr;  // nullptr: the defaults (see the banner)
+};
+
+// --- globals ---------------------------------------------------------------------------------
+
+extern mem_cgroup *root_mem_cgroup;
+extern cgroup_subsys memory_cgrp_subsys;
+
+namespace memcg_internal {
+// Read on every charge: the v1 flag and the stock design, set once at boot.
+extern bool g_v1;
+extern bool g_pcstock;
+}  // namespace memcg_internal
+
+/**
+ * mem_cgroup_boot - mount the hierarchy and bring up the memory controller
+ * @params: hierarchy version, stock design, mount options, reclaim/OOM ops
+ *
+ * Creates root_mem_cgroup, the per-CPU stocks, the "memcg" workqueue, registers the
+ * return-to-user hook (mem_cgroup_handle_over_high) and a machine shutdown hook that tears all
+ * of it down again. Context: task context on a running machine. Returns 0 or a negative errno.
+ */
+int mem_cgroup_boot(const memcg_boot_params &params);
+// Drains every stock, removes every cgroup and frees the controller (run by the shutdown hook;
+// idempotent).
+void mem_cgroup_shutdown();
+bool mem_cgroup_booted();
+
+// Replaces the reclaim/OOM ops (nullptr: defaults). Returns the previous ones.
+const memcg_reclaim_ops *memcg_set_reclaim_ops(const memcg_reclaim_ops *ops);
+
+inline bool do_memsw_account() { return memcg_internal::g_v1; }
+inline bool memcg_pcstock() { return memcg_internal::g_pcstock; }
+
+// --- tree helpers ----------------------------------------------------------------------------
+
+inline mem_cgroup *mem_cgroup_from_css(cgroup_subsys_state *css) {
+  return css ? container_of(css, mem_cgroup, css) : nullptr;
+}
+inline bool mem_cgroup_is_root(const mem_cgroup *memcg) { return memcg == root_mem_cgroup; }
+inline mem_cgroup *parent_mem_cgroup(mem_cgroup *memcg) {
+  return mem_cgroup_from_css(memcg->css.parent);
+}
+inline bool mem_cgroup_is_descendant(mem_cgroup *memcg, mem_cgroup *root) {
+  if (root == memcg) return true;
+  for (cgroup_subsys_state *c = memcg->css.parent; c; c = c->parent)
+    if (c == &root->css) return true;
+  return false;
+}
+inline bool mem_cgroup_online(mem_cgroup *memcg) { return css_is_online(&memcg->css); }
+inline unsigned short mem_cgroup_id(mem_cgroup *memcg) {
+  return static_cast<unsigned short>(memcg->id);
+}
+// The memcg with this private id (rcu_read_lock held), or nullptr.
+mem_cgroup *mem_cgroup_from_id(unsigned short id);
+inline mem_cgroup *mem_cgroup_from_cgroup(cgroup *cgrp) {
+  return mem_cgroup_from_css(cgrp->subsys_css);
+}
+
+// --- task association ------------------------------------------------------------------------
+
+// The memcg of a task (its mm's memcg, or the root). Caller holds rcu_read_lock().
+mem_cgroup *mem_cgroup_from_task(task_struct *p);
+mem_cgroup *get_mem_cgroup_from_mm(mm_struct *mm);
+mem_cgroup *get_mem_cgroup_from_current();
+// set_active_memcg(): charges with no mm go to this memcg; returns the previous one.
+mem_cgroup *set_active_memcg(mem_cgroup *memcg);
+mem_cgroup *active_memcg();
+
+// --- events ----------------------------------------------------------------------------------
+
+void __memcg_memory_event(mem_cgroup *memcg, enum memcg_memory_event event, bool allow_spinning);
+inline void memcg_memory_event(mem_cgroup *memcg, enum memcg_memory_event event) {
+  __memcg_memory_event(memcg, event, true);
+}
+inline long memcg_events(mem_cgroup *memcg, enum memcg_memory_event e) {
+  return atomic_long_read(&memcg->memory_events[e]);
+}
+inline long memcg_events_local(mem_cgroup *memcg, enum memcg_memory_event e) {
+  return atomic_long_read(&memcg->memory_events_local[e]);
+}
+inline void mod_memcg_state(mem_cgroup *memcg, memcg_stat_item_emu idx, long val) {
+  atomic_long_add(val, &memcg->stat[idx]);
+}
+inline long memcg_page_state(mem_cgroup *memcg, memcg_stat_item_emu idx) {
+  return atomic_long_read(&memcg->stat[idx]);
+}
+
+// --- charging --------------------------------------------------------------------------------
+
+/**
+ * try_charge_memcg - charge @nr_pages to @memcg (never the root) through the per-CPU stock
+ * @memcg: the memcg to charge
+ * @gfp_mask: allocation context (reclaim, retry and failure policy)
+ * @nr_pages: pages to charge
+ *
+ * Section 2.3 of the semantics reference, in the design chosen at boot.
+ * Returns 0 (charged, possibly forced over the limit) or -ENOMEM.
+ */
+int try_charge_memcg(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages);
+// try_charge(): the root is never charged.
+inline int try_charge(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages) {
+  if (mem_cgroup_is_root(memcg)) return 0;
+  return try_charge_memcg(memcg, gfp_mask, nr_pages);
+}
+// Uncharges pages directly from the page counters (memory, and memsw on v1).
+void memcg_uncharge(mem_cgroup *memcg, unsigned int nr_pages);
+// Returns pages to the per-CPU stock (uncharging directly when it cannot).
+void refill_stock(mem_cgroup *memcg, unsigned int nr_pages);
+// Drains the stocks of every online CPU that hold charges of @root_memcg's subtree.
+void drain_all_stock(mem_cgroup *root_memcg);
+
+// max - usage of memory (and memsw on v1), 0 when at or over the limit.
+unsigned long mem_cgroup_margin(mem_cgroup *memcg);
+// memory.current / v1 usage_in_bytes (swap: memsw), in pages. With the page_counter stock on
+// v1 the memory value is min(memory, memsw) (seed 003).
+unsigned long mem_cgroup_usage(mem_cgroup *memcg, bool swap);
+
+// Sockets (v2).
+bool mem_cgroup_sk_charge(mem_cgroup *memcg, unsigned int nr_pages, gfp_t gfp_mask);
+void mem_cgroup_sk_uncharge(mem_cgroup *memcg, unsigned int nr_pages);
+
+// memory.high throttling on return to user mode (resume_user_mode_work()).
+void __mem_cgroup_handle_over_high(gfp_t gfp_mask);
+inline void mem_cgroup_handle_over_high(gfp_t gfp_mask) {
+  if (unlikely(current->memcg_nr_pages_over_high)) __mem_cgroup_handle_over_high(gfp_mask);
+}
+
+// memory.high policy hook (bpf_memcg_ops.high_policy dispatch, later): called just before the
+// synchronous over-high handling in try_charge_memcg. Returns BPF_MEMCG_HIGH_* bits.
+inline constexpr u32 BPF_MEMCG_HIGH_NO_OPINION = 0;
+inline constexpr u32 BPF_MEMCG_HIGH_DEFER_INLINE = 1u << 0;
+inline constexpr u32 BPF_MEMCG_HIGH_VALID_MASK = BPF_MEMCG_HIGH_DEFER_INLINE;
+using memcg_high_policy_fn = u32 (*)(mem_cgroup *memcg, mem_cgroup *over_limit, gfp_t gfp);
+// Installs the dispatcher (nullptr: none). Returns the previous one.
+memcg_high_policy_fn memcg_set_high_policy(memcg_high_policy_fn fn);
+
+namespace emu {
+// Statistics of freed memcgs (bookkeeping for the invariant checker).
+extern atomic_long_t g_freed_stat[MEMCG_NR_STAT_EMU];
+}  // namespace emu
+
+// CPU hotplug: the "dead" callback drains the dead CPU's stocks without locking.
+int memcg_hotplug_cpu_dead(unsigned int cpu);
+
+}  // namespace umemcg

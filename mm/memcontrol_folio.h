@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// mm/memcontrol_folio.h: charging and uncharging folios (user pages) and swap entries.
+//
+// Mirrors: include/linux/memcontrol.h, include/linux/mm_types.h (struct folio's memcg_data),
+//   include/linux/swap.h (swp_entry_t), mm/memcontrol.c, mm/swap_cgroup.c (Linux 6.19)
+// Emulation: a folio is only what memcg reads of it: its size (order), memcg_data and whether
+//   it is on an LRU (user memory) or a kmem page. There is no page allocator behind it.
+// Emulation: the swap_cgroup map (entry -> memcg id) is a hash map under a spinlock.
+#pragma once
+
+#include "mm/memcontrol.h"
+
+namespace umemcg {
+
+struct obj_cgroup;
+
+inline constexpr unsigned long MEMCG_DATA_OBJEXTS = 1UL << 0;
+inline constexpr unsigned long MEMCG_DATA_KMEM = 1UL << 1;
+inline constexpr unsigned long MEMCG_DATA_FLAGS_MASK = 3;
+
+struct folio {
+  unsigned int order = 0;
+  // memcg pointer (user folio) or objcg pointer | MEMCG_DATA_KMEM (kmem page); 0 = uncharged.
+  unsigned long memcg_data = 0;
+};
+
+inline unsigned int folio_nr_pages(const folio *f) { return 1u << f->order; }
+inline bool folio_memcg_kmem(const folio *f) { return f->memcg_data & MEMCG_DATA_KMEM; }
+// The memcg of a charged user folio (nullptr if uncharged or kmem).
+inline mem_cgroup *folio_memcg(const folio *f) {
+  if (!f->memcg_data || folio_memcg_kmem(f)) return nullptr;
+  return reinterpret_cast<mem_cgroup *>(f->memcg_data & ~MEMCG_DATA_FLAGS_MASK);
+}
+
+/**
+ * __mem_cgroup_charge - charge a new folio to @mm's memcg (or the active memcg)
+ * Returns 0 (charged; folio->memcg_data set, one css reference held) or -ENOMEM.
+ */
+int __mem_cgroup_charge(folio *f, mm_struct *mm, gfp_t gfp);
+// Charges to a given memcg (charge_memcg()).
+int charge_memcg(folio *f, mem_cgroup *memcg, gfp_t gfp);
+// Uncharges a folio being freed (directly on the counters, not through the stock).
+void __mem_cgroup_uncharge(folio *f);
+// Uncharges several folios, batching runs of the same memcg into one counter update.
+void __mem_cgroup_uncharge_folios(folio **folios, unsigned int nr);
+// Force-charges @new_folio like @old's memcg (migration replacing a folio).
+void mem_cgroup_replace_folio(folio *old_folio, folio *new_folio);
+// Moves the charge from @old to @new_folio (counters unchanged).
+void mem_cgroup_migrate(folio *old_folio, folio *new_folio);
+
+// kmem pages (obj_cgroup based): charge to current's objcg.
+int __memcg_kmem_charge_page(folio *f, gfp_t gfp, int order);
+void __memcg_kmem_uncharge_page(folio *f, int order);
+
+// Swap (v2; a no-op on v1 where memsw already covers it).
+struct swp_entry_t {
+  unsigned long val;
+};
+int __mem_cgroup_try_charge_swap(folio *f, swp_entry_t entry);
+void __mem_cgroup_uncharge_swap(swp_entry_t entry, unsigned int nr_pages);
+// Pages of swap this memcg may still use (min over ancestors of max - usage).
+long mem_cgroup_get_nr_swap_pages(mem_cgroup *memcg);
+// The memcg id recorded for @entry (0 if none).
+unsigned short lookup_swap_cgroup_id(swp_entry_t entry);
+
+}  // namespace umemcg

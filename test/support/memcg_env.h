@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/support/memcg_env.h: a booted machine with the memory controller, cgroup helpers, a
+// charge ledger, and the invariant checks every memcg test ends with.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+
+#undef WARN
+#include "kernel/cgroup.h"
+#include "mm/memcontrol.h"
+#include "shim/machine.h"
+#include "test/support/machine_fixture.h"
+#include "test/support/memcg_invariants.h"
+
+namespace umemcg::test {
+
+inline memcg_boot_params v2_params(bool pcstock = false) {
+  memcg_boot_params p;
+  p.stock = pcstock ? memcg_stock_design::page_counter_stock : memcg_stock_design::memcg_stock;
+  return p;
+}
+inline memcg_boot_params v1_params(bool pcstock = false) {
+  memcg_boot_params p = v2_params(pcstock);
+  p.v1 = true;
+  return p;
+}
+inline const char *design_name(const memcg_boot_params &p) {
+  return p.stock == memcg_stock_design::page_counter_stock ? "pcstock" : "memcg-stock";
+}
+
+class MemcgEnv {
+ public:
+  explicit MemcgEnv(const memcg_boot_params &p, emu::Mode mode = emu::Mode::simulated,
+                    unsigned cpus = 4, std::uint64_t seed = 1)
+      : m_(std::make_unique<emu::Machine>(config(mode, cpus, seed))) {
+    int ret = -1;
+    m_->exec([&] { ret = mem_cgroup_boot(p); }, 0, "boot");
+    REQUIRE(ret == 0);
+  }
+  ~MemcgEnv() {
+    if (std::uncaught_exceptions()) return;
+    if (!finished_) finish();
+  }
+  MemcgEnv(const MemcgEnv &) = delete;
+  MemcgEnv &operator=(const MemcgEnv &) = delete;
+
+  emu::Machine &machine() { return *m_; }
+  ChargeLedger ledger;
+
+  // Runs fn as a kernel task on vCPU cpu and waits.
+  template <typename F>
+  void run(F &&fn, int cpu = 0) {
+    emu::RunResult r = m_->exec(std::forward<F>(fn), cpu);
+    REQUIRE_FALSE(r.deadlock);
+  }
+
+  mem_cgroup *mkdir(mem_cgroup *parent, const std::string &name) {
+    mem_cgroup *res = nullptr;
+    run([&] {
+      int err = 0;
+      cgroup *c = cgroup_mkdir((parent ? parent : root_mem_cgroup)->css.cgroup, name, &err);
+      if (c) res = mem_cgroup_from_cgroup(c);
+    });
+    REQUIRE(res);
+    return res;
+  }
+  int rmdir(mem_cgroup *memcg) {
+    int ret = 0;
+    run([&] { ret = cgroup_rmdir(memcg->css.cgroup); });
+    return ret;
+  }
+
+  // try_charge_memcg with bookkeeping. Call from inside run().
+  int charge(mem_cgroup *memcg, unsigned int nr_pages, gfp_t gfp = GFP_KERNEL) {
+    int ret = try_charge_memcg(memcg, gfp, nr_pages);
+    if (!ret) ledger.user_pages[memcg] += nr_pages;
+    return ret;
+  }
+  void uncharge(mem_cgroup *memcg, unsigned int nr_pages) {
+    memcg_uncharge(memcg, nr_pages);
+    ledger.user_pages[memcg] -= nr_pages;
+  }
+
+  // Invariants hold now (quiescent machine).
+  void check() {
+    std::string v = check_memcg_invariants(ledger);
+    INFO(v);
+    CHECK(v.empty());
+  }
+
+  // Final checks: invariants, shutdown, everything freed.
+  void finish() {
+    finished_ = true;
+    check();
+    m_.reset();
+    std::string v = check_memcg_teardown();
+    INFO(v);
+    CHECK(v.empty());
+  }
+
+ private:
+  std::unique_ptr<emu::Machine> m_;
+  bool finished_ = false;
+};
+
+}  // namespace umemcg::test
