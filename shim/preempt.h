@@ -24,12 +24,15 @@ inline emu::Vcpu *this_vcpu_or_die(const char *what) {
 
 // Emulation: timer and RCU callbacks run without a vCPU (see timer.h); preemption control is a
 // no-op there.
+// Emulation: no compiler barrier around the count. The kernel needs barrier() because an
+// interrupt may arrive between any two instructions; here interrupts are nested calls
+// (emu::run_in_irq) and scheduling points are calls too, both already compiler barriers, and no
+// other thread reads this vCPU's count. So the compiler may keep the count in a register, or
+// fold an increment and its decrement away when nothing in between can observe them.
 inline void preempt_disable() {
   if (emu::Vcpu *v = emu::tls_vcpu) v->preempt_count++;
-  barrier();
 }
 inline void preempt_enable() {
-  barrier();
   if (emu::Vcpu *v = emu::tls_vcpu) v->preempt_count--;
 }
 inline int preempt_count() { return emu::tls_vcpu ? emu::tls_vcpu->preempt_count : 0; }
