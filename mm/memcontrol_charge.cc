@@ -114,22 +114,28 @@ done_restock:
   return 0;
 }
 
+// The page_counter-stock design's entry, out of line so that the memcg-stock hit in
+// try_charge_memcg() needs no stack frame.
+[[gnu::noinline]] int try_charge_memcg_pcstock_entry(mem_cgroup *memcg, gfp_t gfp_mask,
+                                                     unsigned int nr_pages) {
+  // The page_counter stock's hit, inlined (v2: memory only; v1 needs memsw first).
+  page_counter_stock *bank;
+  if (!do_memsw_account() && (bank = READ_ONCE(memcg->memory.stock))) {
+    if (likely(page_counter_consume_stock(bank, &memcg->memory, nr_pages))) return 0;
+    return try_charge_memcg_pcstock(memcg, gfp_mask, nr_pages, true);
+  }
+  return try_charge_memcg_pcstock(memcg, gfp_mask, nr_pages, false);
+}
+
 }  // namespace
 
 /*
  * A stock hit returns at once: no page counter is touched, and there is no memory.high check
- * (that runs once per batch actually charged, in the slow path).
+ * (that runs once per batch actually charged, in the slow path). The hit is a leaf: no frame,
+ * no call; both misses leave by tail calls.
  */
 int try_charge_memcg(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages) {
-  if (memcg_pcstock()) {
-    // The page_counter stock's hit, inlined (v2: memory only; v1 needs memsw first).
-    page_counter_stock *bank;
-    if (!do_memsw_account() && (bank = READ_ONCE(memcg->memory.stock))) {
-      if (likely(page_counter_consume_stock(bank, &memcg->memory, nr_pages))) return 0;
-      return try_charge_memcg_pcstock(memcg, gfp_mask, nr_pages, true);
-    }
-    return try_charge_memcg_pcstock(memcg, gfp_mask, nr_pages, false);
-  }
+  if (unlikely(memcg_pcstock())) return try_charge_memcg_pcstock_entry(memcg, gfp_mask, nr_pages);
   if (likely(consume_stock(memcg, nr_pages))) return 0;
   return try_charge_memcg_slow(memcg, gfp_mask, nr_pages);
 }

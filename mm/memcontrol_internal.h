@@ -67,12 +67,15 @@ inline bool consume_stock(mem_cgroup *memcg, unsigned int nr_pages) {
 
   bool ret = false;
   for (int i = 0; i < NR_MEMCG_STOCK; ++i) {
-    // Written only by this CPU under the lock we hold; READ/WRITE_ONCE because drain_all_stock()
-    // on other CPUs reads them racily.
-    if (memcg != READ_ONCE(stock->cached[i])) continue;
-    u8 stock_pages = READ_ONCE(stock->nr_pages[i]);
-    if (stock_pages >= nr_pages) {
-      WRITE_ONCE(stock->nr_pages[i], stock_pages - nr_pages);
+    // Written only by this CPU under the lock we hold, so this CPU's own reads cannot race and
+    // are plain loads (the kernel's READ_ONCE is a plain MOV too). Only the store is WRITE_ONCE:
+    // drain_all_stock() on other CPUs reads the counts racily.
+    // Emulation: plain rather than relaxed-atomic loads: GCC assumes an atomic access may touch
+    // any memory, so it would keep the preemption count in memory across the scan.
+    if (memcg != stock->cached[i]) continue;
+    u8 stock_pages = stock->nr_pages[i];
+    if (likely(stock_pages >= nr_pages)) {
+      WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(stock_pages - nr_pages));
       ret = true;
     }
     break;

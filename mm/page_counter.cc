@@ -72,6 +72,10 @@ inline void update_watermarks(page_counter *c, long new_usage) {
  */
 inline void propagate_one(unsigned long usage, unsigned long setting, atomic_long_t *prot_usage,
                           atomic_long_t *children_usage) {
+  // The common case (no protection configured and none tracked) reads the setting only, on the
+  // read-mostly line the charge walk reads anyway: prot_usage's line is not touched.
+  if (!setting && !atomic_long_read(prot_usage)) return;
+
   unsigned long prot = std::min(usage, setting);
   unsigned long old = static_cast<unsigned long>(atomic_long_read(prot_usage));
 
@@ -79,6 +83,14 @@ inline void propagate_one(unsigned long usage, unsigned long setting, atomic_lon
   old = static_cast<unsigned long>(atomic_long_xchg(prot_usage, static_cast<long>(prot)));
   long delta = static_cast<long>(prot - old);  // may be negative
   if (delta) atomic_long_add(delta, children_usage);
+}
+
+// The body of propagate_protected_usage(), inlined into the charge and uncharge walks.
+inline void propagate_protected_usage_inline(page_counter *c, unsigned long usage) {
+  if (!c->parent) return;
+
+  propagate_one(usage, READ_ONCE(c->min), &c->min_usage, &c->parent->children_min_usage);
+  propagate_one(usage, READ_ONCE(c->low), &c->low_usage, &c->parent->children_low_usage);
 }
 
 }  // namespace
@@ -93,10 +105,7 @@ inline void propagate_one(unsigned long usage, unsigned long setting, atomic_lon
  * call it unconditionally for @c and every ancestor.
  */
 void propagate_protected_usage(page_counter *c, unsigned long usage) {
-  if (!c->parent) return;
-
-  propagate_one(usage, READ_ONCE(c->min), &c->min_usage, &c->parent->children_min_usage);
-  propagate_one(usage, READ_ONCE(c->low), &c->low_usage, &c->parent->children_low_usage);
+  propagate_protected_usage_inline(c, usage);
 }
 
 /**
@@ -116,7 +125,7 @@ void page_counter_cancel(page_counter *counter, unsigned long nr_pages) {
     atomic_long_set(&counter->usage, new_usage);
   }
   if (track_protection(counter))
-    propagate_protected_usage(counter, static_cast<unsigned long>(new_usage));
+    propagate_protected_usage_inline(counter, static_cast<unsigned long>(new_usage));
 }
 
 /**
@@ -133,7 +142,7 @@ void page_counter_charge(page_counter *counter, unsigned long nr_pages) {
   for (page_counter *c = counter; c; c = c->parent) {
     long new_usage = atomic_long_add_return(static_cast<long>(nr_pages), &c->usage);
 
-    if (protection) propagate_protected_usage(c, static_cast<unsigned long>(new_usage));
+    if (protection) propagate_protected_usage_inline(c, static_cast<unsigned long>(new_usage));
     update_watermarks(c, new_usage);
   }
 }
@@ -178,7 +187,7 @@ bool page_counter_try_charge(page_counter *counter, unsigned long nr_pages, page
       *fail = c;
       goto failed;
     }
-    if (protection) propagate_protected_usage(c, static_cast<unsigned long>(new_usage));
+    if (protection) propagate_protected_usage_inline(c, static_cast<unsigned long>(new_usage));
     update_watermarks(c, new_usage);
   }
   return true;
