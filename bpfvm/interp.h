@@ -13,6 +13,9 @@
 //   3. run:
 //      - run_fast(): computed-goto dispatch with no per-instruction checks. For programs a
 //        verifier accepted (memory safety, initialised registers, termination are its proofs).
+//        Its pre-decoded code differs in two ways: helper and kfunc calls carry the function
+//        pointer inline, and 4- and 8-byte loads/stores based on r10 have their own handlers
+//        that keep the frame pointer in a register.
 //      - run_checked(): the same handlers with defence-in-depth checks: every memory access is
 //        bounds-checked against the stack of the active frames and the regions the caller
 //        declares (plus a callback for other valid memory), reads of uninitialised registers
@@ -30,6 +33,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -109,6 +114,17 @@ class BpfExecProg {
     u8 src;
   };
   static_assert(sizeof(DInsn) == 16);
+  // Fast-mode helper and kfunc calls hold the function pointer in the 8 operand bytes (a call
+  // has no other operand the fast mode reads).
+  static bpf_func_t inline_fn(const DInsn &d) {
+    bpf_func_t fn;
+    std::memcpy(&fn, reinterpret_cast<const char *>(&d) + offsetof(DInsn, imm), sizeof(fn));
+    return fn;
+  }
+  static void set_inline_fn(DInsn &d, bpf_func_t fn) {
+    std::memcpy(reinterpret_cast<char *>(&d) + offsetof(DInsn, imm), &fn, sizeof(fn));
+  }
+  static_assert(sizeof(bpf_func_t) == sizeof(DInsn) - offsetof(DInsn, imm));
   // Per-instruction facts for the checked mode (parallel to code_).
   struct CheckMeta {
     u16 rd;     // registers read (bit n = rn)

@@ -279,6 +279,33 @@ int do_check(bpf_verifier_env &env) {
   }
 }
 
+// The reference of the ld_imm64 at idx exists (map index, kfunc index for BTF_ID).
+int check_ld_imm_ref(bpf_verifier_env &env, u32 idx) {
+  const bpf_insn &insn = env.insns[idx];
+  switch (insn.src_reg) {
+    case BPF_PSEUDO_MAP_FD:
+    case BPF_PSEUDO_MAP_IDX:
+    case BPF_PSEUDO_MAP_VALUE:
+    case BPF_PSEUDO_MAP_IDX_VALUE:
+      if (insn.imm < 0 || (size_t)insn.imm >= env.opts.maps.size()) {
+        env.res.error_insn = (int)idx;
+        env.verbose_err("fd %d is not pointing to valid bpf_map", insn.imm);
+        return -EBADF;
+      }
+      return 0;
+    case BPF_PSEUDO_BTF_ID:
+      if (insn.imm < 0 || (size_t)insn.imm >= env.opts.kfuncs.size() ||
+          !env.opts.kfuncs[(size_t)insn.imm]) {
+        env.res.error_insn = (int)idx;
+        env.verbose_err("ldimm64 insn specifies invalid btf_id %d", insn.imm);
+        return -EINVAL;
+      }
+      return 0;
+    default:
+      return 0;
+  }
+}
+
 int prepare_insns(bpf_verifier_env &env) {
   std::string why;
   size_t bad = 0;
@@ -291,7 +318,13 @@ int prepare_insns(bpf_verifier_env &env) {
   env.aux.assign(env.insns.size(), bpf_insn_aux_data{});
   for (size_t i = 0; i < env.insns.size(); i++) {
     env.aux[i].desc = bpf_opcode_decode(env.insns.data(), env.insns.size(), i, nullptr, env.opts.max_cpu);
-    if (bpf_form_of(*env.aux[i].desc).slots == 2) i++;
+    if (bpf_form_of(*env.aux[i].desc).slots == 2) {
+      // As the kernel's resolve_pseudo_ldimm64(): every ld_imm64's map or BTF reference is
+      // resolved up front, reachable or not; checking only on visit accepted dead code that
+      // names no map, which nothing after the verifier can link.
+      if (int err = check_ld_imm_ref(env, (u32)i)) return err;
+      i++;
+    }
   }
   return 0;
 }

@@ -102,3 +102,48 @@ TEST_CASE("bpf plugin: rejected and faulting programs exit non-zero with a reaso
   r = run_plugin("zz", nullptr);
   CHECK(r.status == 2);
 }
+
+// A bounded loop the verifier unrolls (200,000 processed instructions).
+static const char *const kBoundedLoop = R"(
+  mov %r6, 100000
+loop:
+  sub %r6, 1
+  jne %r6, 0, loop
+  mov %r0, 7
+  exit
+)";
+
+// With UMEMCG_BPF_PLUGIN_VERBOSE set, the plugin says on stderr which mode ran.
+std::string run_plugin_verbose(const std::string &stdin_text) {
+  const std::string cmd = "printf '%s\\n' '" + stdin_text +
+                          "' | UMEMCG_BPF_PLUGIN_VERBOSE=1 " BPF_PLUGIN_PATH " 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[256];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  pclose(f);
+  return out;
+}
+
+TEST_CASE("bpf plugin: a verifier-clean program runs in the fast mode", "[bpfvm][plugin]") {
+  const PluginRun r = run_plugin(encode(assemble(kBoundedLoop)), nullptr);
+  CHECK(r.status == 0);
+  CHECK(r.out == "7\n");
+  CHECK_THAT(run_plugin_verbose(encode(assemble(kBoundedLoop))),
+             Catch::Contains("verifier: accepted, fast mode"));
+}
+
+TEST_CASE("bpf plugin: a program the verifier rejects still runs checked", "[bpfvm][plugin]") {
+  // Helper id 1 is the kernel's bpf_map_lookup_elem (the verifier wants a map in r1); the
+  // plugin's helper 1 adds r1 and r2.
+  const char *src = "mov %r1, 2\nmov %r2, 3\ncall 1\nexit";
+  const PluginRun r = run_plugin(encode(assemble(src)), nullptr);
+  CHECK(r.status == 0);
+  CHECK(r.out == "5\n");
+  CHECK_THAT(run_plugin_verbose(encode(assemble(src))), Catch::Contains("checked mode"));
+  // An unsafe program still faults cleanly.
+  const PluginRun bad = run_plugin(encode(assemble("ldxdw %r0, [%r1+8]\nexit")), nullptr);
+  CHECK(bad.status == 1);
+}
