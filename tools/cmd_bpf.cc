@@ -18,6 +18,7 @@
 #include "bpfvm/object_dump.h"
 #include "bpfvm/runtime.h"
 #include "bpfvm/runtime_verify.h"
+#include "shim/machine.h"
 #include "tools/cmd_bpf.h"
 
 namespace umemcg::cli {
@@ -45,7 +46,12 @@ int verify(std::span<char *const> args) {
   std::printf("object %s: %zu programs, %zu maps, license \"%s\"\n", obj->name.c_str(),
               obj->progs.size(), obj->maps.size(), obj->license.c_str());
   const size_t nprogs = obj->progs.size();
-  auto linked = BpfLoadedObject::link(std::move(*obj));
+  // Per-CPU maps need a machine: link on a fresh simulated one.
+  MachineConfig cfg;
+  cfg.mode = Mode::simulated;
+  Machine m(cfg);
+  absl::StatusOr<std::unique_ptr<BpfLoadedObject>> linked = absl::UnknownError("not linked");
+  m.exec([&] { linked = BpfLoadedObject::link(std::move(*obj)); });
   if (!linked.ok()) {
     std::fprintf(stderr, "umemcg bpf verify: cannot link %s: %s\n", args[0],
                  std::string(linked.status().message()).c_str());
@@ -73,6 +79,7 @@ int verify(std::span<char *const> args) {
     }
     if (!v.log.empty()) std::printf("%s%s", v.log.c_str(), v.log.back() == '\n' ? "" : "\n");
   }
+  m.exec([&] { linked->reset(); });  // maps go away on the machine that made them
   return rejected ? kExitFailed : kExitOk;
 }
 

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -48,7 +50,7 @@ bool parse_hex(const char *s, std::vector<u8> *out, std::string *why) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: umemcg bpf run FILE.o PROG [--ctx HEX] [--seed N]\n");
+  std::fprintf(stderr, "usage: umemcg bpf run FILE.o PROG [--ctx HEX|@HEXFILE] [--seed N]\n");
   return kExitUsage;
 }
 
@@ -63,7 +65,16 @@ int cmd_bpf_run(std::span<char *const> args) {
   for (size_t i = 2; i < args.size(); i++) {
     std::string why;
     if (!std::strcmp(args[i], "--ctx") && i + 1 < args.size()) {
-      if (!parse_hex(args[++i], &ctx, &why)) {
+      std::string text = args[++i];
+      if (!text.empty() && text[0] == '@') {  // hex read from a file (large contexts)
+        std::ifstream in(text.substr(1));
+        if (!in) {
+          std::fprintf(stderr, "umemcg bpf run: --ctx: cannot read %s\n", text.c_str() + 1);
+          return kExitUsage;
+        }
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      }
+      if (!parse_hex(text.c_str(), &ctx, &why)) {
         std::fprintf(stderr, "umemcg bpf run: --ctx: %s\n", why.c_str());
         return kExitUsage;
       }
