@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/helpers_impl.cc: the run context, the helper table, and the helpers about time, the
+// current task, the CPU, random numbers and bpf_loop.
+// Mirrors: kernel/bpf/helpers.c, kernel/bpf/core.c (bpf_user_rnd_u32), kernel/bpf/bpf_iter.c
+//          (bpf_loop), include/linux/bpf.h (bpf_set_run_ctx) (Linux 6.19)
+// Emulation: see bpfvm/helpers_impl.h.
+#include "bpfvm/helpers_impl.h"
+
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "bpfvm/helpers_impl_internal.h"
+#include "bpfvm/map_local_storage.h"
+#include "shim/bug.h"
+#include "shim/errno.h"
+#include "shim/jiffies.h"
+#include "shim/machine.h"
+#include "shim/preempt.h"
+#include "shim/sched.h"
+#include "shim/smp.h"
+
+namespace umemcg {
+
+namespace {
+// Outside any task (host threads driving the interpreter directly).
+thread_local bpf_run_ctx *tls_run_ctx = nullptr;
+
+bpf_run_ctx **run_ctx_slot() { return current ? bpf_task_run_ctx(current) : &tls_run_ctx; }
+}  // namespace
+
+bpf_run_ctx *bpf_set_run_ctx(bpf_run_ctx *ctx) {
+  bpf_run_ctx **slot = run_ctx_slot();
+  bpf_run_ctx *old = *slot;
+  *slot = ctx;
+  return old;
+}
+
+void bpf_reset_run_ctx(bpf_run_ctx *old) { *run_ctx_slot() = old; }
+
+bpf_run_ctx *bpf_current_run_ctx() { return *run_ctx_slot(); }
+
+namespace emu {
+
+namespace {
+bool in_region(const BpfMemRegion &r, u64 addr, u64 len) {
+  return addr >= r.start && addr - r.start <= r.len && len <= r.len - (addr - r.start);
+}
+}  // namespace
+
+bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, uintptr_t stack_lo) {
+  for (const BpfMemRegion &r : ctx->regions)
+    if (in_region(r, addr, len)) return !write || r.writable;
+  auto it = ctx->dyn.upper_bound(addr);
+  if (it != ctx->dyn.begin()) {
+    --it;
+    if (in_region(it->second, addr, len)) return !write || it->second.writable;
+  }
+  if (stack_lo && ctx->stack_hi > stack_lo) {
+    const BpfMemRegion win{stack_lo, ctx->stack_hi - stack_lo, true};
+    if (in_region(win, addr, len)) return true;
+  }
+  return false;
+}
+
+void bpf_run_fault(bpf_run_ctx *ctx, const std::string &why) {
+  if (ctx->fault.empty()) ctx->fault = why;
+}
+
+void bpf_run_add_region(bpf_run_ctx *ctx, const void *p, u64 len, bool writable) {
+  const u64 a = (u64)(uintptr_t)p;
+  auto [it, fresh] = ctx->dyn.try_emplace(a, BpfMemRegion{a, len, writable});
+  if (!fresh && it->second.len < len) it->second = BpfMemRegion{a, len, writable};
+}
+
+namespace helpers {
+
+namespace {
+std::string absl_hex(u64 v) { return absl::StrCat(absl::Hex(v)); }
+}  // namespace
+
+bool check_map(bpf_run_ctx *ctx, u64 map, const char *helper) {
+  if (!ctx || !ctx->checked) return true;
+  if (ctx->maps.contains(reinterpret_cast<const bpf_map *>(map))) return true;
+  bpf_run_fault(ctx, std::string(helper) + ": R1 is not a map of the program (0x" +
+                         absl_hex(map) + ")");
+  return false;
+}
+
+bool check_mem(bpf_run_ctx *ctx, u64 addr, u64 len, bool write, const char *helper,
+               const char *what, uintptr_t frame) {
+  if (!ctx || !ctx->checked || len == 0) return true;
+  if (bpf_run_mem_ok(ctx, addr, len, write, frame)) return true;
+  bpf_run_fault(ctx, std::string(helper) + ": invalid " + (write ? "write" : "read") + " of " +
+                         std::to_string(len) + " bytes of " + what + " at 0x" + absl_hex(addr));
+  return false;
+}
+
+// --- time, task, CPU ------------------------------------------------------------------------
+
+BPF_HELPER(ktime_get_ns_h) { return ktime_get_ns(); }
+BPF_HELPER(ktime_get_boot_ns_h) { return ktime_get_boot_ns(); }
+BPF_HELPER(get_smp_processor_id) { return (u64)smp_processor_id(); }
+
+BPF_HELPER(get_current_pid_tgid) {
+  if (!current) return (u64)-EINVAL;
+  return (u64)(u32)current->tgid << 32 | (u32)current->pid;
+}
+
+// bpf_get_current_comm(buf, size): NUL-terminated, zero-padded (strscpy_pad).
+BPF_HELPER(get_current_comm) {
+  bpf_run_ctx *ctx = bpf_current_run_ctx();
+  if (!check_mem(ctx, r1, r2, true, "bpf_get_current_comm", "buf", BPF_HELPER_FRAME()))
+    return (u64)-EFAULT;
+  char *buf = reinterpret_cast<char *>(r1);
+  const u32 size = (u32)r2;
+  if (!size) return (u64)-EINVAL;
+  std::memset(buf, 0, size);
+  if (!current) return (u64)-EINVAL;
+  const size_t n = strnlen(current->comm, TASK_COMM_LEN);
+  std::memcpy(buf, current->comm, n < size - 1 ? n : size - 1);
+  return 0;
+}
+
+BPF_HELPER(get_current_task) {
+  if (bpf_run_ctx *ctx = bpf_current_run_ctx()) ctx->trusted_ptrs.insert((u64)(uintptr_t)current);
+  return (u64)(uintptr_t)current;
+}
+
+// --- prandom --------------------------------------------------------------------------------
+
+namespace {
+std::mutex g_rnd_mu;
+std::array<u64, NR_CPUS> g_rnd_state{};
+std::uint64_t g_rnd_gen = ~0ull;  // boot generation the state was seeded for
+
+u64 splitmix64(u64 *s) {
+  u64 z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Seeds every vCPU's stream once per machine boot: from the machine's seed in simulated mode.
+void rnd_seed_once() {
+  const std::uint64_t gen = boot_generation();
+  if (__atomic_load_n(&g_rnd_gen, __ATOMIC_ACQUIRE) == gen) return;
+  std::lock_guard<std::mutex> g(g_rnd_mu);
+  if (g_rnd_gen == gen) return;
+  Machine *m = Machine::get();
+  u64 seed = (m && m->simulated()) ? m->config().seed : ((u64)std::random_device{}() << 32 | std::random_device{}());
+  for (int cpu = 0; cpu < NR_CPUS; cpu++) {
+    u64 s = seed ^ (0xa0761d6478bd642full * (u64)(cpu + 1));
+    g_rnd_state[cpu] = splitmix64(&s);
+  }
+  __atomic_store_n(&g_rnd_gen, gen, __ATOMIC_RELEASE);
+}
+}  // namespace
+
+BPF_HELPER(get_prandom_u32) {
+  rnd_seed_once();
+  preempt_disable();
+  const u32 v = (u32)(splitmix64(&g_rnd_state[smp_processor_id()]) >> 32);
+  preempt_enable();
+  return v;
+}
+
+// --- bpf_loop -------------------------------------------------------------------------------
+
+// bpf_loop(nr_loops, callback_fn, callback_ctx, flags): calls callback_fn(i, callback_ctx) for
+// i = 0.. until it returns non-zero; returns the number of calls made.
+BPF_HELPER(loop) {
+  const u64 nr_loops = r1, cb = r2, cb_ctx = r3, flags = r4;
+  bpf_run_ctx *ctx = bpf_current_run_ctx();
+  if (flags) return (u64)-EINVAL;
+  if (nr_loops > BPF_MAX_LOOPS) return (u64)-E2BIG;
+  if (!ctx || !ctx->run_callback) {
+    if (ctx) bpf_run_fault(ctx, "bpf_loop: no callback runner in this run");
+    return (u64)-EINVAL;
+  }
+  if (ctx->callback_depth + 1 >= MAX_CALL_FRAMES) {
+    bpf_run_fault(ctx, "bpf_loop: callbacks nested too deep");
+    return (u64)-E2BIG;
+  }
+  // The callback may reach the stacks of the runs below us (callback_ctx usually points there).
+  const uintptr_t saved_lo = ctx->window_lo;
+  ctx->window_lo = BPF_HELPER_FRAME();
+  ctx->callback_depth++;
+  u64 i = 0;
+  u64 ret = nr_loops;
+  for (; i < nr_loops; i++) {
+    const u64 args[5] = {i, cb_ctx, 0, 0, 0};
+    const u64 r = ctx->run_callback(ctx, cb, args);
+    if (!ctx->fault.empty()) {
+      ret = (u64)-EFAULT;
+      break;
+    }
+    // 0: continue, 1: stop (the verifier holds callbacks to [0, 1]).
+    if (r) {
+      ret = i + 1;
+      break;
+    }
+  }
+  ctx->callback_depth--;
+  ctx->window_lo = saved_lo;
+  return ret;
+}
+
+}  // namespace helpers
+
+std::span<const bpf_func_t> bpf_helper_table() {
+  static const std::array<bpf_func_t, BPF_FUNC_MAX_ID_> table = [] {
+    std::array<bpf_func_t, BPF_FUNC_MAX_ID_> t{};
+    using namespace helpers;
+    t[BPF_FUNC_map_lookup_elem] = map_lookup_elem;
+    t[BPF_FUNC_map_update_elem] = map_update_elem;
+    t[BPF_FUNC_map_delete_elem] = map_delete_elem;
+    t[BPF_FUNC_ktime_get_ns] = ktime_get_ns_h;
+    t[BPF_FUNC_trace_printk] = trace_printk;
+    t[BPF_FUNC_get_prandom_u32] = get_prandom_u32;
+    t[BPF_FUNC_get_smp_processor_id] = get_smp_processor_id;
+    t[BPF_FUNC_get_current_pid_tgid] = get_current_pid_tgid;
+    t[BPF_FUNC_get_current_comm] = get_current_comm;
+    t[BPF_FUNC_get_current_task] = get_current_task;
+    t[BPF_FUNC_spin_lock] = spin_lock;
+    t[BPF_FUNC_spin_unlock] = spin_unlock;
+    t[BPF_FUNC_ktime_get_boot_ns] = ktime_get_boot_ns_h;
+    t[BPF_FUNC_ringbuf_output] = ringbuf_output;
+    t[BPF_FUNC_ringbuf_reserve] = ringbuf_reserve;
+    t[BPF_FUNC_ringbuf_submit] = ringbuf_submit;
+    t[BPF_FUNC_ringbuf_discard] = ringbuf_discard;
+    t[BPF_FUNC_ringbuf_query] = ringbuf_query;
+    t[BPF_FUNC_task_storage_get] = task_storage_get;
+    t[BPF_FUNC_task_storage_delete] = task_storage_delete;
+    t[BPF_FUNC_get_current_task_btf] = get_current_task;
+    t[BPF_FUNC_loop] = loop;
+    t[BPF_FUNC_cgrp_storage_get_] = cgrp_storage_get;
+    t[BPF_FUNC_cgrp_storage_delete_] = cgrp_storage_delete;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace emu
+}  // namespace umemcg

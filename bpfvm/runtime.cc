@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/runtime.cc: the link step: live maps from MapSpecs, relocations applied, kfuncs resolved,
+// interpreter programs prepared.
+// Mirrors: tools/lib/bpf/libbpf.c (bpf_object__create_maps, bpf_object__populate_internal_map,
+//          bpf_object__relocate_data, bpf_object__load_progs) (Linux 6.19)
+// Emulation: see bpfvm/runtime.h.
+#include "bpfvm/runtime.h"
+
+#include <bpf/btf.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "bpfvm/btf_util.h"
+#include "bpfvm/helpers_impl.h"
+#include "bpfvm/loader.h"
+#include "shim/errno.h"
+
+namespace umemcg::emu {
+
+namespace {
+
+// The offset of a struct bpf_spin_lock member at the top level of the value type, -1 if none
+// (the kernel's btf_find_field() for BPF_SPIN_LOCK).
+s32 find_spin_lock_off(const struct btf *btf, u32 type_id) {
+  if (!btf || !type_id) return -1;
+  const struct btf_type *t = nullptr;
+  if (!btf_skip_mods(btf, type_id, &t).ok() || !t || !btf_is_struct(t)) return -1;
+  const struct btf_member *m = btf_members(t);
+  for (u16 i = 0; i < btf_vlen(t); i++) {
+    const struct btf_type *mt = nullptr;
+    if (!btf_skip_mods(btf, m[i].type, &mt).ok() || !mt || !btf_is_struct(mt)) continue;
+    if (btf_str(btf, mt->name_off) == "bpf_spin_lock") return (s32)(btf_member_bit_offset(t, i) / 8);
+  }
+  return -1;
+}
+
+bool is_global_data(MapOrigin o) {
+  return o == MapOrigin::kData || o == MapOrigin::kRodata || o == MapOrigin::kBss;
+}
+
+bool emulator_lacks(u32 type) {
+  return type == BPF_MAP_TYPE_STRUCT_OPS || type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+         type == BPF_MAP_TYPE_HASH_OF_MAPS;
+}
+
+void set_imm64(std::vector<bpf_insn> &insns, u32 idx, u64 v) {
+  insns[idx].src_reg = 0;
+  insns[idx].imm = (s32)(u32)v;
+  insns[idx + 1].imm = (s32)(u32)(v >> 32);
+}
+
+// A kfunc call the registry could not resolve (an unresolved weak extern the program calls
+// anyway, or a registry entry without a function).
+u64 unresolved_kfunc(u64, u64, u64, u64, u64) {
+  if (bpf_run_ctx *ctx = bpf_current_run_ctx()) bpf_run_fault(ctx, "call to an unresolved kfunc");
+  return 0;
+}
+
+}  // namespace
+
+BpfLoadedObject::~BpfLoadedObject() = default;
+
+absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::open(
+    const std::string &path, const KfuncRegistry *kfuncs, const BpfLinkOptions &opts) {
+  LoadOptions lo;
+  lo.kfuncs = kfuncs;
+  auto obj = load_object_file(path, lo);
+  if (!obj.ok()) return obj.status();
+  return link(std::move(*obj), opts);
+}
+
+absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::link(BpfObject obj,
+                                                                       const BpfLinkOptions &opts) {
+  std::unique_ptr<BpfLoadedObject> lo(new BpfLoadedObject);
+  lo->obj_ = std::move(obj);
+  if (absl::Status s = lo->create_maps(); !s.ok()) return s;
+  for (const BpfProgram &spec : lo->obj_.progs) {
+    BpfLoadedProg &p = lo->progs_.emplace_back();
+    p.obj_ = lo.get();
+    p.spec_ = &spec;
+    if (absl::Status s = lo->link_program(p, opts); !s.ok()) return s;
+  }
+  return lo;
+}
+
+absl::Status BpfLoadedObject::create_maps() {
+  for (const MapSpec &spec : obj_.maps) {
+    BpfMapAttr a;
+    a.map_type = spec.type;
+    a.key_size = spec.key_size;
+    a.value_size = spec.value_size;
+    a.max_entries = spec.max_entries;
+    a.map_flags = spec.map_flags;
+    a.name = spec.name;
+    if (is_global_data(spec.origin)) {
+      // bpf_object__init_internal_map(): a one-element array of the section.
+      a.map_type = BPF_MAP_TYPE_ARRAY;
+      a.key_size = 4;
+      a.max_entries = 1;
+    } else if (spec.origin == MapOrigin::kBtfMaps) {
+      a.spin_lock_off = find_spin_lock_off(obj_.btf.get(), spec.btf_value_type_id);
+    }
+    if (emulator_lacks(a.map_type) || spec.origin == MapOrigin::kStructOps ||
+        spec.origin == MapOrigin::kStructOpsLink) {
+      warnings_.push_back("map '" + spec.name + "': " + std::to_string(a.map_type) +
+                          " maps are not implemented; every operation fails with -ENOTSUPP");
+      maps_.push_back(bpf_map_create_unsupported(a));
+      continue;
+    }
+    auto m = bpf_map_create(a);
+    if (!m.ok()) return m.status();
+    bpf_map *map = m->get();
+    if (is_global_data(spec.origin) && !spec.initial_data.empty()) {
+      // bpf_object__populate_internal_map(): the section's bytes, then freeze .rodata.
+      std::vector<u8> v(map->value_size, 0);
+      std::memcpy(v.data(), spec.initial_data.data(), std::min<size_t>(v.size(), spec.initial_data.size()));
+      const u32 zero = 0;
+      if (long err = map->map_update_elem(&zero, v.data(), BPF_ANY))
+        return bpf_errno_status((int)err, "map '" + spec.name + "': initial contents");
+    }
+    if (spec.frozen) {
+      if (int err = sys_map_freeze(map)) return bpf_errno_status(err, "map '" + spec.name + "': freeze");
+    }
+    std::vector<BpfMapRegion> r;
+    map->static_regions(&r);
+    for (const BpfMapRegion &x : r) regions_.push_back({(u64)(uintptr_t)x.start, x.len, x.writable});
+    maps_.push_back(std::move(*m));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOptions &opts) {
+  const BpfProgram &spec = *p.spec_;
+  const std::string who = "program '" + spec.name + "'";
+  if (opts.verify) p.verdict_ = bpf_runtime_verify(obj_, spec, opts.log_level);
+
+  p.insns_ = spec.insns;
+  std::vector<bpf_insn> &insns = p.insns_;
+  // Callback descriptors first: their addresses go into the instructions.
+  for (const Reloc &r : spec.relocs) {
+    if (r.kind != RelocKind::kSubprogAddr) continue;
+    auto same = [&](const BpfCallback &c) { return c.target == r.target_insn; };
+    if (std::find_if(p.callbacks_.begin(), p.callbacks_.end(), same) != p.callbacks_.end()) continue;
+    BpfCallback &cb = p.callbacks_.emplace_back();
+    cb.target = r.target_insn;
+    cb.name = "insn " + std::to_string(r.target_insn);
+    for (const Subprog &s : spec.subprogs)
+      if (s.start == r.target_insn) cb.name = s.name;
+  }
+  for (const Reloc &r : spec.relocs) {
+    const std::string at = who + " insn " + std::to_string(r.insn_idx);
+    const bool ld64 = r.kind != RelocKind::kKfuncCall;
+    if ((size_t)r.insn_idx + (ld64 ? 1 : 0) >= insns.size())
+      return absl::InvalidArgumentError(at + ": relocation outside the program");
+    switch (r.kind) {
+      case RelocKind::kMapFd:
+      case RelocKind::kMapValue: {
+        if (r.map_idx >= maps_.size()) return absl::InvalidArgumentError(at + ": no such map");
+        bpf_map *map = maps_[r.map_idx].get();
+        u64 v = (u64)(uintptr_t)map;
+        if (r.kind == RelocKind::kMapValue) {
+          if (int err = map->map_direct_value_addr(&v, r.offset))
+            return bpf_errno_status(err, at + ": map '" + map->name + "' value offset " +
+                                             std::to_string(r.offset));
+        }
+        set_imm64(insns, r.insn_idx, v);
+        break;
+      }
+      case RelocKind::kKsymAddr: {
+        if (r.extern_idx >= obj_.externs.size()) return absl::InvalidArgumentError(at + ": no such extern");
+        const Extern &e = obj_.externs[r.extern_idx];
+        set_imm64(insns, r.insn_idx, e.kfunc && e.kfunc->fn ? (u64)(uintptr_t)e.kfunc->fn : 0);
+        break;
+      }
+      case RelocKind::kSubprogAddr: {
+        for (const BpfCallback &c : p.callbacks_)
+          if (c.target == r.target_insn) set_imm64(insns, r.insn_idx, (u64)(uintptr_t)&c);
+        break;
+      }
+      case RelocKind::kKfuncCall: {
+        if (r.extern_idx >= obj_.externs.size()) return absl::InvalidArgumentError(at + ": no such extern");
+        const Extern &e = obj_.externs[r.extern_idx];
+        if (!e.resolved && !e.weak)
+          return absl::InvalidArgumentError(at + ": kfunc '" + e.name +
+                                            "' is not resolved (no kfunc registry has it)");
+        const bpf_insn &in = insns[r.insn_idx];
+        bpf_func_t fn = e.kfunc && e.kfunc->fn ? e.kfunc->fn : unresolved_kfunc;
+        bool dup = false;
+        for (const BpfKfunc &k : p.kfuncs_) dup |= k.btf_id == in.imm && k.btf_fd_idx == in.off;
+        if (!dup) p.kfuncs_.push_back({in.imm, in.off, fn});
+        break;
+      }
+    }
+  }
+  auto exec = BpfExecProg::prepare({insns, bpf_helper_table(), p.kfuncs_});
+  if (!exec.ok()) return absl::InvalidArgumentError(who + ": " + std::string(exec.status().message()));
+  p.exec_ = std::make_unique<BpfExecProg>(std::move(*exec));
+  for (BpfCallback &cb : p.callbacks_) {
+    // Trampoline: "call <target>; exit" in front of the program (relative offsets unchanged).
+    std::vector<bpf_insn> t(2);
+    t[0].code = BPF_JMP | BPF_CALL;
+    t[0].src_reg = BPF_PSEUDO_CALL;
+    t[0].imm = (s32)cb.target + 1;
+    t[1].code = BPF_JMP | BPF_EXIT;
+    t.insert(t.end(), insns.begin(), insns.end());
+    auto ce = BpfExecProg::prepare({t, bpf_helper_table(), p.kfuncs_});
+    if (!ce.ok())
+      return absl::InvalidArgumentError(who + ": callback " + cb.name + ": " +
+                                        std::string(ce.status().message()));
+    cb.exec = std::make_unique<BpfExecProg>(std::move(*ce));
+  }
+  return absl::OkStatus();
+}
+
+BpfLoadedProg *BpfLoadedObject::find_program(const std::string &name) {
+  for (BpfLoadedProg &p : progs_)
+    if (p.name() == name) return &p;
+  return nullptr;
+}
+
+bpf_map *BpfLoadedObject::find_map(const std::string &name) {
+  for (auto &m : maps_)
+    if (m->name == name) return m.get();
+  return nullptr;
+}
+
+}  // namespace umemcg::emu

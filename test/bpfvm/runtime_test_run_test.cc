@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/bpfvm/runtime_test_run_test.cc: linking clang-compiled objects (test/progs/rt_*.bpf.c)
+// and test-running their SYSCALL programs: maps and ring buffer, bpf_loop, task storage, spin
+// locks, global data, the test-run attribute checks, and checked-mode faults.
+#include "shim/bug.h"
+#undef WARN
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bpfvm/helpers_impl.h"
+#include "bpfvm/log.h"
+#include "bpfvm/map_local_storage.h"
+#include "bpfvm/ringbuf.h"
+#include "bpfvm/runtime.h"
+#include "shim/errno.h"
+#include "shim/machine.h"
+#include "test/support/machine_fixture.h"
+
+#ifndef UMEMCG_BPF_PROGS_DIR
+#error "UMEMCG_BPF_PROGS_DIR must name the compiled test programs"
+#endif
+
+using namespace umemcg;
+using namespace umemcg::emu;
+using umemcg::test::config;
+
+namespace {
+
+std::string prog_path(const char *name) { return std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name; }
+
+std::unique_ptr<BpfLoadedObject> open_obj(const char *name) {
+  auto lo = BpfLoadedObject::open(prog_path(name), nullptr);
+  INFO(lo.status().message());
+  REQUIRE(lo.ok());
+  return std::move(*lo);
+}
+
+template <typename T>
+BpfTestRunResult test_run(BpfLoadedObject &lo, const char *prog, T *ctx) {
+  BpfLoadedProg *p = lo.find_program(prog);
+  REQUIRE(p);
+  BpfTestRunOpts o;
+  o.ctx_in.resize(sizeof(T));
+  std::memcpy(o.ctx_in.data(), ctx, sizeof(T));
+  BpfTestRunResult r = bpf_prog_test_run(*p, o);
+  INFO(r.error);
+  std::memcpy(ctx, o.ctx_in.data(), sizeof(T));
+  return r;
+}
+
+struct args {
+  u32 key;
+  u32 flags;
+  u64 value;
+  u64 out;
+};
+struct event {
+  u32 key;
+  u32 kind;
+  u64 value;
+};
+
+}  // namespace
+
+TEST_CASE("runtime: link creates the maps and global data", "[bpfvm][runtime]") {
+  emu::Machine mach(config(emu::Mode::simulated, 2));
+  mach.exec([] {
+    auto lo = open_obj("rt_globals.bpf.o");
+    bpf_map *ro = lo->find_map(".rodata");
+    bpf_map *data = lo->find_map(".data");
+    REQUIRE(ro);
+    REQUIRE(data);
+    CHECK(lo->find_map(".bss"));
+    CHECK(lo->find_map("nope") == nullptr);
+    CHECK(ro->frozen);
+    CHECK(ro->rdonly_prog());
+    // .rodata also holds the format strings: the value is the whole section.
+    u32 zero = 0;
+    std::vector<u8> rov(ro->value_size), datav(data->value_size);
+    CHECK(ro->value_size > 4);
+    CHECK(sys_map_lookup_elem(ro, &zero, rov.data()) == 0);
+    u32 factor = 0, base = 0;
+    std::memcpy(&factor, rov.data(), 4);
+    CHECK(factor == 3);
+    CHECK(sys_map_lookup_elem(data, &zero, datav.data()) == 0);
+    std::memcpy(&base, datav.data(), 4);
+    CHECK(base == 100);
+    CHECK(sys_map_update_elem(ro, &zero, rov.data()) == -EPERM);
+    CHECK(lo->find_program("use_globals"));
+    CHECK(lo->find_program("nope") == nullptr);
+    CHECK(lo->warnings().empty());
+    CHECK_FALSE(lo->find_program("use_globals")->fast());  // no verifier: checked mode
+
+    // Objects with map types the emulator lacks still link, with a warning.
+    auto maps = open_obj("maps.bpf.o");
+    REQUIRE(maps->warnings().size() == 1);
+    CHECK(maps->warnings()[0].find("'outer'") != std::string::npos);
+    // Non-weak kfuncs need a registry.
+    auto memcg = BpfLoadedObject::open(prog_path("memcg_ops.bpf.o"), nullptr);
+    REQUIRE_FALSE(memcg.ok());
+    CHECK(std::string(memcg.status().message()).find("kfunc") != std::string::npos);
+  });
+}
+
+TEST_CASE("runtime: hash map and ring buffer from a SYSCALL program", "[bpfvm][runtime]") {
+  emu::Machine mach(config(emu::Mode::simulated, 2));
+  mach.exec([] {
+    auto lo = open_obj("rt_maps.bpf.o");
+    bpf_map *hash = lo->find_map("hash");
+    bpf_map *rb = lo->find_map("rb");
+    REQUIRE((hash && rb));
+    std::vector<event> events;
+    RingBuffer cons;
+    cons.add(rb, [&](const void *d, u32 sz) {
+      REQUIRE(sz == sizeof(event));
+      events.push_back(*static_cast<const event *>(d));
+      return 0;
+    });
+
+    args a{7, BPF_NOEXIST, 1234, 0};
+    BpfTestRunResult r = test_run(*lo, "update_and_emit", &a);
+    CHECK(r.err == 0);
+    CHECK(r.retval == 0);
+    CHECK(a.out == 1234);
+    u64 v = 0;
+    CHECK(sys_map_lookup_elem(hash, &a.key, &v) == 0);
+    CHECK(v == 1234);
+    a.value = 99;
+    r = test_run(*lo, "update_and_emit", &a);
+    CHECK(r.retval == (u32)-EEXIST);  // BPF_NOEXIST on an existing key
+    CHECK(a.out == 1234);
+    CHECK(cons.consume() == 2);
+    REQUIRE(events.size() == 2);
+    CHECK(events[0].key == 7);
+    CHECK(events[0].kind == 1);
+    CHECK(events[1].kind == 2);
+    CHECK(r.executed > 10);
+
+    // The per-CPU counter was bumped twice on this vCPU.
+    u64 pc[2] = {};
+    u32 zero = 0;
+    CHECK(sys_map_lookup_elem(lo->find_map("calls"), &zero, pc) == 0);
+    CHECK(pc[0] + pc[1] == 2);
+
+    // max_entries: 4 keys fit, the fifth gets -E2BIG.
+    for (u32 k = 100; k < 104; k++) {
+      args b{k, BPF_ANY, k, 0};
+      CHECK(test_run(*lo, "update_and_emit", &b).retval == (k < 103 ? 0u : (u32)-E2BIG));
+    }
+    args d{7, 0, 0, 0};
+    CHECK(test_run(*lo, "delete_key", &d).retval == 0);
+    CHECK(test_run(*lo, "delete_key", &d).retval == (u32)-ENOENT);
+
+    // ringbuf_output + reserve/discard + query.
+    CHECK(cons.consume() == 4);
+    events.clear();
+    args o{5, 0, 55, 0};
+    r = test_run(*lo, "output_discard", &o);
+    CHECK(r.retval == 0);
+    CHECK(o.out == 2 * bpf_ringbuf_record_len(sizeof(event)));
+    CHECK(cons.consume() == 1);  // the discarded record is skipped
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].kind == 3);
+    CHECK(events[0].value == 55);
+  });
+}
+
+TEST_CASE("runtime: BPF_PROG_TEST_RUN attribute checks", "[bpfvm][runtime]") {
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  auto lo = std::unique_ptr<BpfLoadedObject>();
+  mach.exec([&] { lo = open_obj("rt_maps.bpf.o"); });
+  BpfLoadedProg *p = lo->find_program("delete_key");
+  REQUIRE(p);
+  auto run = [&](BpfTestRunOpts o) {
+    BpfTestRunResult r;
+    mach.exec([&] { r = bpf_prog_test_run(*p, o); });
+    return r;
+  };
+  BpfTestRunOpts ok;
+  ok.ctx_in.resize(sizeof(args));
+  CHECK(run(ok).err == 0);
+  BpfTestRunOpts big;
+  big.ctx_in.resize(65536);
+  CHECK(run(big).err == -EINVAL);
+  big.ctx_in.resize(65535);
+  CHECK(run(big).err == 0);
+  for (int field = 0; field < 7; field++) {
+    BpfTestRunOpts o = ok;
+    switch (field) {
+      case 0: o.data_in = {1}; break;
+      case 1: o.data_out = true; break;
+      case 2: o.ctx_out = true; break;
+      case 3: o.repeat = 2; break;
+      case 4: o.duration = 1; break;
+      case 5: o.flags = 1; break;
+      case 6: o.batch_size = 1; break;
+    }
+    INFO("field " << field);
+    CHECK(run(o).err == -EINVAL);
+  }
+  // Not in a task: the kernel always runs it in the caller's task.
+  BpfTestRunOpts o = ok;
+  CHECK(bpf_prog_test_run(*p, o).err == -EINVAL);
+  // Other program types have no test run.
+  std::unique_ptr<BpfLoadedObject> maps;
+  mach.exec([&] { maps = open_obj("maps.bpf.o"); });
+  BpfLoadedProg *tp = maps->find_program("use_storage");
+  REQUIRE(tp);
+  BpfTestRunResult r;
+  mach.exec([&] { r = bpf_prog_test_run(*tp, o); });
+  CHECK(r.err == -ENOTSUPP);
+  mach.exec([&] {
+    lo.reset();
+    maps.reset();
+  });
+}
+
+TEST_CASE("runtime: checked runs stop bad programs and clean up", "[bpfvm][runtime]") {
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  mach.exec([] {
+    auto lo = open_obj("rt_maps.bpf.o");
+    args a{};
+    BpfTestRunResult r = test_run(*lo, "bad_ctx_read", &a);
+    CHECK(r.err == -EFAULT);
+    CHECK(r.error.find("invalid memory read") != std::string::npos);
+    r = test_run(*lo, "leak_record", &a);
+    CHECK(r.err == -EFAULT);
+    CHECK(r.error.find("neither submitted nor discarded") != std::string::npos);
+    // The leaked record was discarded: the ring is not stuck behind it.
+    RingBuffer cons;
+    int n = 0;
+    cons.add(lo->find_map("rb"), [&](const void *, u32) { return ++n, 0; });
+    args e{1, BPF_ANY, 1, 0};
+    CHECK(test_run(*lo, "update_and_emit", &e).err == 0);
+    CHECK(cons.consume() == 1);
+
+    auto sl = open_obj("rt_spin_lock.bpf.o");
+    struct { u64 n, a, b; } la{3, 0, 0};
+    CHECK(test_run(*sl, "locked_add", &la).err == 0);
+    CHECK(la.a == 3);
+    CHECK(la.b == 6);
+    u64 dummy = 0;
+    r = test_run(*sl, "lock_leak", &dummy);
+    CHECK(r.err == -EFAULT);
+    CHECK(r.error.find("still held") != std::string::npos);
+    la.n = 1;
+    CHECK(test_run(*sl, "locked_add", &la).err == 0);  // the lock was released
+    CHECK(la.a == 5);
+
+    auto gl = open_obj("rt_globals.bpf.o");
+    r = test_run(*gl, "write_rodata", &dummy);
+    CHECK(r.err == -EFAULT);
+    CHECK(r.error.find("invalid memory write") != std::string::npos);
+  });
+}
+
+TEST_CASE("runtime: bpf_loop with nested callbacks", "[bpfvm][runtime][helpers]") {
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  mach.exec([] {
+    auto lo = open_obj("rt_loop.bpf.o");
+    struct { u32 outer, inner; u64 sum, iters; s64 bad; } a{20, 4, 0, 0, 0};
+    BpfTestRunResult r = test_run(*lo, "loops", &a);
+    REQUIRE(r.err == 0);
+    CHECK(a.iters == 10);        // outer_cb returns 1 at i == 9
+    CHECK(a.sum == 10 * 6);      // each inner loop adds 0+1+2+3
+    CHECK(a.bad == -EINVAL);     // flags != 0
+    a = {3, 0, 0, 0, 0};
+    REQUIRE(test_run(*lo, "loops", &a).err == 0);
+    CHECK(a.iters == 3);
+    CHECK(a.sum == 0);
+    a = {(u32)(BPF_MAX_LOOPS + 1), 1, 0, 0, 0};
+    REQUIRE(test_run(*lo, "loops", &a).err == 0);
+    CHECK((s64)a.iters == -E2BIG);
+  });
+}
+
+TEST_CASE("runtime: task storage and current-task helpers", "[bpfvm][runtime][helpers]") {
+  emu::Machine mach(config(emu::Mode::simulated, 2));
+  std::unique_ptr<BpfLoadedObject> lo;
+  struct targs { u64 count, pid_tgid; char comm[16]; u32 del; s32 del_ret; };
+  mach.exec([&] { lo = open_obj("rt_task_storage.bpf.o"); });
+  task_struct *first = nullptr;
+  mach.exec([&] {
+    first = current;
+    targs a{};
+    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    CHECK(a.count == 1);
+    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    CHECK(a.count == 2);
+    CHECK(a.pid_tgid == ((u64)(u32)current->tgid << 32 | (u32)current->pid));
+    CHECK(std::string(a.comm) == current->comm);
+    a.del = 1;
+    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    CHECK(a.count == 3);
+    CHECK(a.del_ret == 0);
+    a.del = 0;
+    REQUIRE(test_run(*lo, "peek_task", &a).err == 0);
+    CHECK(a.count == 0xffff);  // deleted, and peek does not create
+  }, 0, "first");
+  mach.exec([&] {
+    targs a{};
+    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    CHECK(a.count == 1);  // another task, another value
+    CHECK(std::string(a.comm) == "second");
+    u64 v = 0;
+    CHECK(sys_task_storage_lookup(lo->find_map("task_cnt"), current, &v) == 0);
+    CHECK(v == 1);
+    CHECK(sys_task_storage_lookup(lo->find_map("task_cnt"), first, &v) == -ENOENT);
+    lo.reset();
+  }, 1, "second");
+}
+
+TEST_CASE("runtime: globals, time, CPU, random and trace_printk", "[bpfvm][runtime][helpers]") {
+  struct gargs { u32 in, cpu; u64 out, calls, now; u32 rnd, pad; };
+  auto run_once = [](u64 seed, gargs *a, std::string *log) {
+    emu::Machine mach(config(emu::Mode::simulated, 2, seed));
+    mach.exec([&] {
+      bpf_trace_log_clear();
+      auto lo = open_obj("rt_globals.bpf.o");
+      for (int i = 0; i < 2; i++) REQUIRE(test_run(*lo, "use_globals", a).err == 0);
+      u32 zero = 0;
+      u64 calls = 0;
+      CHECK(sys_map_lookup_elem(lo->find_map(".bss"), &zero, &calls) == 0);
+      CHECK(calls == 2);
+      *log = bpf_trace_log_messages();
+    }, 1);
+  };
+  gargs a{5, 0, 0, 0, 0, 0, 0};
+  std::string log;
+  run_once(42, &a, &log);
+  CHECK(a.out == 115);
+  CHECK(a.calls == 2);
+  CHECK(a.cpu == 1);
+  CHECK(log == "in=5 out=115 calls=1\nstr abc chr z hex ff\nin=5 out=115 calls=2\n"
+               "str abc chr z hex ff\n");
+  gargs b{5, 0, 0, 0, 0, 0, 0};
+  run_once(42, &b, &log);
+  CHECK(b.rnd == a.rnd);  // simulated mode: random numbers follow the machine's seed
+  gargs c{5, 0, 0, 0, 0, 0, 0};
+  run_once(43, &c, &log);
+  CHECK(c.rnd != a.rnd);
+}

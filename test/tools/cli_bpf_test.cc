@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/tools/cli_bpf_test.cc: `umemcg bpf verify | disasm | run | dump`, run as a user would:
+// exit statuses, the lines they print, and clear errors on bad input (missing or truncated
+// objects, unknown programs, bad --ctx).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#ifndef UMEMCG_PATH
+#error "UMEMCG_PATH must name the built umemcg"
+#endif
+#ifndef UMEMCG_BPF_PROGS_DIR
+#error "UMEMCG_BPF_PROGS_DIR must name the compiled test programs"
+#endif
+
+namespace {
+
+struct Run {
+  int status;
+  std::string out;  // stdout and stderr
+};
+
+// args are single-quoted: callers pass no quotes.
+Run umemcg(const std::string &args) {
+  std::string cmd = std::string(UMEMCG_PATH) + " " + args + " 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  int st = pclose(f);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::string prog(const char *name) { return std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name; }
+
+bool has(const Run &r, const std::string &s) { return r.out.find(s) != std::string::npos; }
+
+// A copy of an object cut to `keep` bytes, in a temporary file.
+std::string truncated_copy(const char *name, size_t keep) {
+  std::ifstream in(prog(name), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > keep);
+  char path[] = "/tmp/umemcg-cli-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, bytes.data(), keep) == (ssize_t)keep);
+  close(fd);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("cli: usage and unknown commands", "[tools][cli]") {
+  CHECK(umemcg("").status == 2);
+  Run h = umemcg("--help");
+  CHECK(h.status == 0);
+  CHECK(has(h, "bpf"));
+  Run b = umemcg("bpf help");
+  CHECK(b.status == 0);
+  CHECK(has(b, "verify FILE.o"));
+  CHECK(has(b, "run FILE.o PROG"));
+  Run u = umemcg("bpf frobnicate");
+  CHECK(u.status == 2);
+  CHECK(has(u, "unknown command 'frobnicate'"));
+  CHECK(umemcg("bpf verify").status == 2);
+  CHECK(umemcg("bpf verify a b").status == 2);
+}
+
+TEST_CASE("cli: bpf verify", "[tools][cli]") {
+  Run r = umemcg("bpf verify " + prog("rt_maps.bpf.o"));
+  INFO(r.out);
+  CHECK(has(r, "object rt_maps: 5 programs, 3 maps"));
+  if (has(r, "verification is not available")) {
+    CHECK(r.status == 0);
+    CHECK(has(r, "program update_and_emit (syscall, syscall): linked, not verified"));
+  } else {
+    // With the verifier: bad_ctx_read and leak_record are rejected.
+    CHECK(r.status == 1);
+    CHECK(has(r, "program bad_ctx_read (syscall, syscall): REJECTED"));
+    CHECK(has(r, "program update_and_emit (syscall, syscall): accepted"));
+  }
+  Run w = umemcg("bpf verify " + prog("maps.bpf.o"));
+  CHECK(has(w, "warning: map 'outer'"));
+  Run missing = umemcg("bpf verify /nonexistent/x.bpf.o");
+  CHECK(missing.status == 2);
+  CHECK(has(missing, "cannot load /nonexistent/x.bpf.o"));
+  Run link = umemcg("bpf verify " + prog("memcg_ops.bpf.o"));
+  CHECK(link.status == 2);
+  CHECK(has(link, "cannot link"));
+  CHECK(has(link, "kfunc"));
+}
+
+TEST_CASE("cli: a truncated object exits 2 with a clear message", "[tools][cli]") {
+  for (size_t keep : {size_t{0}, size_t{10}, size_t{64}, size_t{700}}) {
+    const std::string path = truncated_copy("rt_maps.bpf.o", keep);
+    for (const char *verb : {"verify", "disasm", "dump"}) {
+      Run r = umemcg(std::string("bpf ") + verb + " " + path);
+      INFO(verb << " keep " << keep << ": " << r.out);
+      CHECK(r.status == 2);
+      CHECK(has(r, "cannot load " + path + ":"));
+    }
+    Run r = umemcg("bpf run " + path + " update_and_emit");
+    CHECK(r.status == 2);
+    CHECK(has(r, "cannot load"));
+    unlink(path.c_str());
+  }
+}
+
+TEST_CASE("cli: bpf disasm names relocations", "[tools][cli]") {
+  Run r = umemcg("bpf disasm " + prog("rt_maps.bpf.o"));
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(has(r, "program update_and_emit (section syscall, syscall):"));
+  CHECK(has(r, "; map hash"));
+  CHECK(has(r, "; map rb"));
+  CHECK(has(r, "call bpf_ringbuf_reserve#131"));
+  CHECK(has(r, "exit"));
+  Run l = umemcg("bpf disasm " + prog("rt_loop.bpf.o"));
+  CHECK(has(l, "; callback outer_cb"));
+  CHECK(has(l, "inner_cb:"));
+  Run g = umemcg("bpf disasm " + prog("rt_globals.bpf.o"));
+  CHECK(has(g, "; .rodata+0"));
+  Run k = umemcg("bpf disasm " + prog("memcg_ops.bpf.o"));
+  CHECK(has(k, "; kfunc bpf_get_mem_cgroup"));
+}
+
+TEST_CASE("cli: bpf run", "[tools][cli]") {
+  // struct glob_args { u32 in = 5; ... } (40 bytes)
+  const std::string ctx = "05" + std::string(78, '0');
+  Run r = umemcg("bpf run " + prog("rt_globals.bpf.o") + " use_globals --ctx " + ctx);
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(has(r, "retval: 0 (0x0)"));
+  CHECK(has(r, "ctx out: 05000000"));
+  CHECK(has(r, "7300000000000000"));  // out = 115
+  CHECK(has(r, "bpf_trace_printk: in=5 out=115 calls=1"));
+  Run lp = umemcg("bpf run " + prog("rt_loop.bpf.o") + " loops --ctx " +
+                  "0a000000" "03000000" + std::string(48, '0'));
+  CHECK(lp.status == 0);
+  CHECK(has(lp, "ctx out: 0a000000030000001e00000000000000"));
+  Run fault = umemcg("bpf run " + prog("rt_maps.bpf.o") + " bad_ctx_read --ctx 00");
+  CHECK(fault.status == 1);
+  CHECK(has(fault, "test run failed"));
+  CHECK(has(fault, "invalid memory read"));
+  char hexfile[] = "/tmp/umemcg-ctx-XXXXXX";
+  int fd = mkstemp(hexfile);
+  REQUIRE(fd >= 0);
+  const std::string hex(2 * 65536, '0');
+  REQUIRE(write(fd, hex.data(), hex.size()) == (ssize_t)hex.size());
+  close(fd);
+  Run big = umemcg("bpf run " + prog("rt_maps.bpf.o") + " delete_key --ctx @" + hexfile);
+  unlink(hexfile);
+  CHECK(big.status == 1);
+  CHECK(has(big, "larger than 65535"));
+  CHECK(umemcg("bpf run " + prog("rt_maps.bpf.o") + " delete_key --ctx @/nonexistent").status == 2);
+  Run nop = umemcg("bpf run " + prog("rt_maps.bpf.o") + " no_such_prog");
+  CHECK(nop.status == 2);
+  CHECK(has(nop, "has no program 'no_such_prog'"));
+  Run bad = umemcg("bpf run " + prog("rt_maps.bpf.o") + " delete_key --ctx 0g");
+  CHECK(bad.status == 2);
+  CHECK(has(bad, "--ctx"));
+  CHECK(umemcg("bpf run " + prog("rt_maps.bpf.o") + " delete_key --ctx 123").status == 2);
+  CHECK(umemcg("bpf run " + prog("rt_maps.bpf.o")).status == 2);
+  Run notsys = umemcg("bpf run " + prog("maps.bpf.o") + " use_storage");
+  CHECK(notsys.status == 1);
+  CHECK(has(notsys, "not a SYSCALL program"));
+}
+
+TEST_CASE("cli: bpf dump", "[tools][cli]") {
+  Run r = umemcg("bpf dump " + prog("rt_maps.bpf.o"));
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(has(r, "update_and_emit"));
+  CHECK(has(r, "ringbuf"));
+}
