@@ -87,6 +87,7 @@ TEST_CASE("memcg stock: a hit takes pages from the first matching slot only", "[
     // the first match even though the second could serve the charge.
     memcg_stock_pcp *st = this_cpu_ptr(&memcg_stock);
     REQUIRE(local_trylock(&st->lock));
+    lockdep_assert_local_held(&st->lock);  // tells -Wthread-safety what REQUIRE established
     css_get(&a->css);
     page_counter_charge(&a->memory, 10);
     st->cached[3] = a;
@@ -180,6 +181,7 @@ TEST_CASE("memcg stock: a nested interrupt cannot take the stock lock", "[mm][me
     REQUIRE(env.charge(a, 1) == 0);  // 63 stocked
     memcg_stock_pcp *st = this_cpu_ptr(&memcg_stock);
     REQUIRE(local_trylock(&st->lock));  // the interrupted context holds the lock
+    lockdep_assert_local_held(&st->lock);
     bool hit = true;
     long usage_in_irq = -1;
     CHECK(emu::run_in_irq([&] {
