@@ -27,14 +27,9 @@ namespace {
 [[gnu::noinline]] int try_charge_memcg_slow(mem_cgroup *memcg, gfp_t gfp_mask,
                                             unsigned int nr_pages) {
   unsigned int batch = std::max(MEMCG_CHARGE_BATCH, nr_pages);
-  int nr_retries = MAX_RECLAIM_RETRIES;
+  memcg_charge_ladder l;
   mem_cgroup *mem_over_limit;
   page_counter *counter;
-  unsigned long nr_reclaimed;
-  bool passed_oom = false;
-  unsigned int reclaim_options = MEMCG_RECLAIM_MAY_SWAP;
-  bool drained = false;
-  bool raised_max_event = false;
   // No reclaim bit at all (kmalloc_nolock style): such callers may not even spin on a lock.
   bool allow_spinning = gfpflags_allow_spinning(gfp_mask);
 
@@ -51,7 +46,7 @@ charge:
     mem_over_limit = mem_cgroup_from_memory_counter(counter);
   } else {
     mem_over_limit = mem_cgroup_from_memsw_counter(counter);
-    reclaim_options &= ~MEMCG_RECLAIM_MAY_SWAP;  // swapping would not lower memsw
+    l.reclaim_options &= ~MEMCG_RECLAIM_MAY_SWAP;  // swapping would not lower memsw
   }
 
   // Never reclaim for the optional part of a batch: try the exact size first.
@@ -60,53 +55,15 @@ charge:
     goto retry;
   }
 
-  // The reclaimer itself (or an OOM victim exiting) allocates: never recurse into reclaim.
-  if (unlikely(current->flags & PF_MEMALLOC)) goto force;
-  if (unlikely(task_in_memcg_oom(current))) goto nomem;
-  if (!gfpflags_allow_blocking(gfp_mask)) goto nomem;
-
-  // Raised on every pass that gets this far, not once per charge.
-  memcg_memory_event(mem_over_limit, MEMCG_MAX);
-  raised_max_event = true;
-
-  nr_reclaimed = try_to_free_mem_cgroup_pages(mem_over_limit, nr_pages, gfp_mask,
-                                              reclaim_options, nullptr);
-
-  if (mem_cgroup_margin(mem_over_limit) >= nr_pages) goto retry;
-
-  // Pages may sit in per-CPU stocks. The remote drains are asynchronous: one retry only.
-  if (!drained) {
-    drain_all_stock(mem_over_limit);
-    drained = true;
-    goto retry;
+  switch (memcg_charge_failed(&l, mem_over_limit, gfp_mask, nr_pages)) {
+    case memcg_charge_next::retry:
+      goto retry;
+    case memcg_charge_next::nomem:
+      return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, false);
+    case memcg_charge_next::force:
+      break;
   }
-
-  if (gfp_mask & __GFP_NORETRY) goto nomem;
-  // Small charges retry after any progress without spending a retry; THPs do not.
-  if (nr_reclaimed && nr_pages <= (1u << PAGE_ALLOC_COSTLY_ORDER)) goto retry;
-  if (nr_retries--) goto retry;
-  if (gfp_mask & __GFP_RETRY_MAYFAIL) goto nomem;
-  // Killed by the OOM killer already and still failing: let the task exit.
-  if (passed_oom && task_is_dying()) goto nomem;
-
-  // mem_cgroup_oom() is false for orders above PAGE_ALLOC_COSTLY_ORDER: no kill, no event.
-  if (mem_cgroup_oom(mem_over_limit, gfp_mask,
-                     get_order(static_cast<unsigned long>(nr_pages) * PAGE_SIZE))) {
-    passed_oom = true;
-    nr_retries = MAX_RECLAIM_RETRIES;
-    goto retry;
-  }
-nomem:
-  // __GFP_HIGH (GFP_ATOMIC) and __GFP_NOFAIL may not fail: charge over the limit.
-  if (!(gfp_mask & (__GFP_NOFAIL | __GFP_HIGH))) return -ENOMEM;
-force:
-  // A forced charge still tells listeners the limit was hit (without file notification when
-  // the caller may not spin).
-  if (!raised_max_event) __memcg_memory_event(mem_over_limit, MEMCG_MAX, allow_spinning);
-  // Exactly nr_pages, never a batch: nothing is stocked over the limit.
-  page_counter_charge(&memcg->memory, nr_pages);
-  if (do_memsw_account()) page_counter_charge(&memcg->memsw, nr_pages);
-  return 0;
+  return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, true);
 
 done_restock:
   if (batch > nr_pages) refill_stock(memcg, batch - nr_pages);
@@ -128,6 +85,62 @@ done_restock:
 }
 
 }  // namespace
+
+memcg_charge_next memcg_charge_failed(memcg_charge_ladder *l, mem_cgroup *mem_over_limit,
+                                      gfp_t gfp_mask, unsigned int nr_pages) {
+  // The reclaimer itself (or an OOM victim exiting) allocates: never recurse into reclaim.
+  if (unlikely(current->flags & PF_MEMALLOC)) return memcg_charge_next::force;
+  if (unlikely(task_in_memcg_oom(current))) return memcg_charge_next::nomem;
+  if (!gfpflags_allow_blocking(gfp_mask)) return memcg_charge_next::nomem;
+
+  // Raised on every pass that gets this far, not once per charge.
+  memcg_memory_event(mem_over_limit, MEMCG_MAX);
+  l->raised_max_event = true;
+
+  unsigned long nr_reclaimed = try_to_free_mem_cgroup_pages(mem_over_limit, nr_pages, gfp_mask,
+                                                            l->reclaim_options, nullptr);
+
+  if (mem_cgroup_margin(mem_over_limit) >= nr_pages) return memcg_charge_next::retry;
+
+  // Pages may sit in per-CPU stocks. The remote drains are asynchronous: one retry only.
+  if (!l->drained) {
+    drain_all_stock(mem_over_limit);
+    l->drained = true;
+    return memcg_charge_next::retry;
+  }
+
+  if (gfp_mask & __GFP_NORETRY) return memcg_charge_next::nomem;
+  // Small charges retry after any progress without spending a retry; THPs do not.
+  if (nr_reclaimed && nr_pages <= (1u << PAGE_ALLOC_COSTLY_ORDER)) return memcg_charge_next::retry;
+  if (l->nr_retries--) return memcg_charge_next::retry;
+  if (gfp_mask & __GFP_RETRY_MAYFAIL) return memcg_charge_next::nomem;
+  // Killed by the OOM killer already and still failing: let the task exit.
+  if (l->passed_oom && task_is_dying()) return memcg_charge_next::nomem;
+
+  // mem_cgroup_oom() is false for orders above PAGE_ALLOC_COSTLY_ORDER: no kill, no event.
+  if (mem_cgroup_oom(mem_over_limit, gfp_mask,
+                     get_order(static_cast<unsigned long>(nr_pages) * PAGE_SIZE))) {
+    l->passed_oom = true;
+    l->nr_retries = MAX_RECLAIM_RETRIES;
+    return memcg_charge_next::retry;
+  }
+  return memcg_charge_next::nomem;
+}
+
+int memcg_charge_nomem(const memcg_charge_ladder *l, mem_cgroup *memcg,
+                       mem_cgroup *mem_over_limit, gfp_t gfp_mask, unsigned int nr_pages,
+                       bool force) {
+  // __GFP_HIGH (GFP_ATOMIC) and __GFP_NOFAIL may not fail: charge over the limit.
+  if (!force && !(gfp_mask & (__GFP_NOFAIL | __GFP_HIGH))) return -ENOMEM;
+  // A forced charge still tells listeners the limit was hit (without file notification when
+  // the caller may not spin).
+  if (!l->raised_max_event)
+    __memcg_memory_event(mem_over_limit, MEMCG_MAX, gfpflags_allow_spinning(gfp_mask));
+  // Exactly nr_pages, never a batch: nothing is stocked over the limit.
+  page_counter_charge(&memcg->memory, nr_pages);
+  if (do_memsw_account()) page_counter_charge(&memcg->memsw, nr_pages);
+  return 0;
+}
 
 /*
  * A stock hit returns at once: no page counter is touched, and there is no memory.high check

@@ -135,6 +135,23 @@ u64 swap_find_max_overage(mem_cgroup *memcg);
 
 // The page_counter stock design (mm/memcontrol_pcstock.cc)
 // memory_stock_missed: the caller's inline consume of memcg->memory's stock already missed.
+// The failure ladder of try_charge_memcg() (section 2.3), shared by both stock designs: what
+// one failing pass decides once the exact-size charge has failed too.
+struct memcg_charge_ladder {
+  int nr_retries = MAX_RECLAIM_RETRIES;
+  bool passed_oom = false;
+  bool drained = false;
+  bool raised_max_event = false;
+  unsigned int reclaim_options = MEMCG_RECLAIM_MAY_SWAP;
+};
+enum class memcg_charge_next { retry, nomem, force };
+memcg_charge_next memcg_charge_failed(memcg_charge_ladder *l, mem_cgroup *mem_over_limit,
+                                      gfp_t gfp_mask, unsigned int nr_pages);
+// nomem: -ENOMEM unless __GFP_NOFAIL/__GFP_HIGH, which force-charge exactly nr_pages.
+int memcg_charge_nomem(const memcg_charge_ladder *l, mem_cgroup *memcg,
+                       mem_cgroup *mem_over_limit, gfp_t gfp_mask, unsigned int nr_pages,
+                       bool force);
+
 int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages,
                              bool memory_stock_missed);
 void refill_stock_pcstock(mem_cgroup *memcg, unsigned int nr_pages);

@@ -92,14 +92,9 @@ void memcg_pcstock_cpu_dead(int cpu) {
 
 int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages,
                              bool memory_stock_missed) {
-  int nr_retries = MAX_RECLAIM_RETRIES;
+  memcg_charge_ladder l;
   mem_cgroup *mem_over_limit;
   page_counter *counter;
-  unsigned long nr_reclaimed;
-  bool passed_oom = false;
-  unsigned int reclaim_options = MEMCG_RECLAIM_MAY_SWAP;
-  bool drained = false;
-  bool raised_max_event = false;
   bool allow_spinning = gfpflags_allow_spinning(gfp_mask);
   unsigned int charged = 0;
   pc_charge_result res;
@@ -110,7 +105,7 @@ retry:
                                         &charged);
     if (res == PC_CHARGE_FAILED) {
       mem_over_limit = mem_cgroup_from_memsw_counter(counter);
-      reclaim_options &= ~MEMCG_RECLAIM_MAY_SWAP;
+      l.reclaim_options &= ~MEMCG_RECLAIM_MAY_SWAP;
       goto failed;
     }
   }
@@ -128,38 +123,15 @@ retry:
 
 failed:
   // Both the batch and the exact size were tried by the page counter.
-  if (unlikely(current->flags & PF_MEMALLOC)) goto force;
-  if (unlikely(task_in_memcg_oom(current))) goto nomem;
-  if (!gfpflags_allow_blocking(gfp_mask)) goto nomem;
-
-  memcg_memory_event(mem_over_limit, MEMCG_MAX);
-  raised_max_event = true;
-  nr_reclaimed = try_to_free_mem_cgroup_pages(mem_over_limit, nr_pages, gfp_mask,
-                                              reclaim_options, nullptr);
-  if (mem_cgroup_margin(mem_over_limit) >= nr_pages) goto retry;
-  if (!drained) {
-    drain_all_stock(mem_over_limit);
-    drained = true;
-    goto retry;
+  switch (memcg_charge_failed(&l, mem_over_limit, gfp_mask, nr_pages)) {
+    case memcg_charge_next::retry:
+      goto retry;
+    case memcg_charge_next::nomem:
+      return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, false);
+    case memcg_charge_next::force:
+      break;
   }
-  if (gfp_mask & __GFP_NORETRY) goto nomem;
-  if (nr_reclaimed && nr_pages <= (1u << PAGE_ALLOC_COSTLY_ORDER)) goto retry;
-  if (nr_retries--) goto retry;
-  if (gfp_mask & __GFP_RETRY_MAYFAIL) goto nomem;
-  if (passed_oom && task_is_dying()) goto nomem;
-  if (mem_cgroup_oom(mem_over_limit, gfp_mask,
-                     get_order(static_cast<unsigned long>(nr_pages) * PAGE_SIZE))) {
-    passed_oom = true;
-    nr_retries = MAX_RECLAIM_RETRIES;
-    goto retry;
-  }
-nomem:
-  if (!(gfp_mask & (__GFP_NOFAIL | __GFP_HIGH))) return -ENOMEM;
-force:
-  if (!raised_max_event) __memcg_memory_event(mem_over_limit, MEMCG_MAX, allow_spinning);
-  page_counter_charge(&memcg->memory, nr_pages);
-  if (do_memsw_account()) page_counter_charge(&memcg->memsw, nr_pages);
-  return 0;
+  return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, true);
 }
 
 }  // namespace umemcg
