@@ -26,19 +26,22 @@
 
 namespace umemcg {
 
+// Emulation: `acquired` is a bool where the kernel has a u8. Same size and meaning, but a store
+// to a character type may alias anything for the compiler, which would force the preemption
+// count back to memory around every local lock; a bool does not.
 struct CAPABILITY("local_lock") local_lock_t {
-  u8 acquired = 0;
+  bool acquired = false;
 };
 struct CAPABILITY("local_lock") local_trylock_t {
-  u8 acquired = 0;
+  bool acquired = false;
 };
 
 #define INIT_LOCAL_LOCK(name) {0}
 #define INIT_LOCAL_TRYLOCK(name) {0}
 template <typename L>
-inline void local_lock_init(L *l) { l->acquired = 0; }
+inline void local_lock_init(L *l) { l->acquired = false; }
 template <typename L>
-inline void local_trylock_init(L *l) { l->acquired = 0; }
+inline void local_trylock_init(L *l) { l->acquired = false; }
 
 // Emulation: the `acquired` test comes before preempt_disable(), not after as in the kernel.
 // Nothing can run on this vCPU between the two here (interrupts are nested calls), and the order
@@ -56,11 +59,11 @@ template <typename L>
 inline void local_lock(L *l) ACQUIRE(l) NO_THREAD_SAFETY_ANALYSIS {
   __local_lock_check(l);
   preempt_disable();
-  l->acquired = 1;
+  l->acquired = true;
 }
 template <typename L>
 inline void local_unlock(L *l) RELEASE(l) NO_THREAD_SAFETY_ANALYSIS {
-  l->acquired = 0;
+  l->acquired = false;
   preempt_enable();
 }
 // Fails (returns false) when a context below on this CPU holds the lock. Never spins.
@@ -68,7 +71,7 @@ template <typename L>
 [[nodiscard]] inline bool local_trylock(L *l) TRY_ACQUIRE(true, l) NO_THREAD_SAFETY_ANALYSIS {
   if (unlikely(l->acquired)) return false;
   preempt_disable();
-  l->acquired = 1;
+  l->acquired = true;
   return true;
 }
 
@@ -77,12 +80,12 @@ inline void local_lock_irqsave_impl(L *l, unsigned long *flags) ACQUIRE(l)
     NO_THREAD_SAFETY_ANALYSIS {
   __local_lock_check(l);
   *flags = emu::irq_save();
-  l->acquired = 1;
+  l->acquired = true;
 }
 template <typename L>
 inline void local_unlock_irqrestore(L *l, unsigned long flags) RELEASE(l)
     NO_THREAD_SAFETY_ANALYSIS {
-  l->acquired = 0;
+  l->acquired = false;
   emu::irq_restore(flags);
 }
 template <typename L>
@@ -90,7 +93,7 @@ template <typename L>
     TRY_ACQUIRE(true, l) NO_THREAD_SAFETY_ANALYSIS {
   if (unlikely(l->acquired)) return false;
   *flags = emu::irq_save();
-  l->acquired = 1;
+  l->acquired = true;
   return true;
 }
 #define local_lock_irqsave(l, flags) ::umemcg::local_lock_irqsave_impl((l), &(flags))

@@ -106,7 +106,7 @@ TEST_CASE("local_trylock fails in an interrupt nested on the holder, succeeds el
       local_unlock(&c->lock);
     }, 1);
     // The other vCPU's copy is untouched.
-    CHECK(per_cpu_ptr(&test_counter, 0)->lock.acquired == 0);
+    CHECK_FALSE(per_cpu_ptr(&test_counter, 0)->lock.acquired);
     test_counter = {};
   }
 }
@@ -123,7 +123,7 @@ TEST_CASE("local_lock taken again from a nested context is a warning", "[shim][l
       local_lock(&ic->lock);  // would deadlock in the kernel
       local_unlock(&ic->lock);
     });
-    c->lock.acquired = 1;  // the nested unlock released it: restore for our own unlock
+    c->lock.acquired = true;  // the nested unlock released it: restore for our own unlock
     local_unlock(&c->lock);
   });
   emu::set_warnings_quiet(false);
