@@ -15,8 +15,10 @@
 //     local_unlock(&stock->lock);
 // Emulation: the kernel takes this_cpu_ptr() after disabling preemption; here the task cannot
 //   migrate between the two calls anyway (migration happens only at scheduling points).
-// Emulation: local_lock_t keeps the `acquired` byte too (the kernel's lockdep-only local_lock_t
-//   has none) so that a nested non-try acquisition, a deadlock in the kernel, is a WARN here.
+// Emulation: local_lock_t keeps an `acquired` byte too, maintained only with lock debugging on
+//   (MachineConfig::lockdep, the default), standing in for lockdep: a nested non-try
+//   acquisition, a deadlock in the kernel, is a WARN here. With it off (benchmarks) local_lock()
+//   is preempt_disable() alone, as in the kernel's !LOCKDEP build.
 #pragma once
 
 #include "shim/bug.h"
@@ -24,11 +26,13 @@
 #include "shim/thread_annotations.h"
 #include "shim/types.h"
 
+#include <type_traits>
+
 namespace umemcg {
 
 // Emulation: `acquired` is a bool where the kernel has a u8. Same size and meaning, but a store
-// to a character type may alias anything for the compiler, which would force the preemption
-// count back to memory around every local lock; a bool does not.
+// to a character type may alias anything for the compiler, which would force values such as
+// the vCPU pointer to be reloaded after every lock and unlock; a bool does not.
 struct CAPABILITY("local_lock") local_lock_t {
   bool acquired = false;
 };
@@ -43,10 +47,25 @@ inline void local_lock_init(L *l) { l->acquired = false; }
 template <typename L>
 inline void local_trylock_init(L *l) { l->acquired = false; }
 
+namespace emu {
+// MachineConfig::lockdep of the running machine; written only while no task runs.
+extern bool g_lockdep;
+}  // namespace emu
+
+// Does this lock keep `acquired` up to date? A local_trylock_t always (its trylock reads it);
+// a local_lock_t only with lock debugging on: in the kernel's !LOCKDEP build a local_lock_t is
+// empty and local_lock() is just preempt_disable().
+template <typename L>
+inline bool __local_lock_tracks_holder() {
+  if constexpr (std::is_same_v<L, local_trylock_t>)
+    return true;
+  else
+    return emu::g_lockdep;
+}
+
 // Emulation: the `acquired` test comes before preempt_disable(), not after as in the kernel.
 // Nothing can run on this vCPU between the two here (interrupts are nested calls), and the order
-// leaves the critical section free of calls, so the compiler can keep the preemption count out
-// of memory on the fast path.
+// leaves the critical section free of calls.
 template <typename L>
 inline void __local_lock_check(L *l) {
   // A second acquisition on the same CPU means an interrupt took a lock its task holds
@@ -57,13 +76,14 @@ inline void __local_lock_check(L *l) {
 
 template <typename L>
 inline void local_lock(L *l) ACQUIRE(l) NO_THREAD_SAFETY_ANALYSIS {
-  __local_lock_check(l);
+  const bool track = __local_lock_tracks_holder<L>();
+  if (track) __local_lock_check(l);
   preempt_disable();
-  l->acquired = true;
+  if (track) l->acquired = true;
 }
 template <typename L>
 inline void local_unlock(L *l) RELEASE(l) NO_THREAD_SAFETY_ANALYSIS {
-  l->acquired = false;
+  if (__local_lock_tracks_holder<L>()) l->acquired = false;
   preempt_enable();
 }
 // Fails (returns false) when a context below on this CPU holds the lock. Never spins.
@@ -78,14 +98,15 @@ template <typename L>
 template <typename L>
 inline void local_lock_irqsave_impl(L *l, unsigned long *flags) ACQUIRE(l)
     NO_THREAD_SAFETY_ANALYSIS {
-  __local_lock_check(l);
+  const bool track = __local_lock_tracks_holder<L>();
+  if (track) __local_lock_check(l);
   *flags = emu::irq_save();
-  l->acquired = true;
+  if (track) l->acquired = true;
 }
 template <typename L>
 inline void local_unlock_irqrestore(L *l, unsigned long flags) RELEASE(l)
     NO_THREAD_SAFETY_ANALYSIS {
-  l->acquired = false;
+  if (__local_lock_tracks_holder<L>()) l->acquired = false;
   emu::irq_restore(flags);
 }
 template <typename L>
@@ -102,7 +123,7 @@ template <typename L>
 // lockdep_assert_held() for local locks: the lock is held by this CPU's context.
 template <typename L>
 inline void lockdep_assert_local_held(L *l) ASSERT_CAPABILITY(l) {
-  WARN_ON_ONCE(!l->acquired);
+  if (__local_lock_tracks_holder<L>()) WARN_ON_ONCE(!l->acquired);
 }
 
 }  // namespace umemcg

@@ -21,6 +21,9 @@ __thread task_struct *current = nullptr;
 namespace umemcg::emu {
 
 __thread Vcpu *tls_vcpu = nullptr;
+__thread int tls_cpu = -1;
+__thread int tls_preempt_count = 0;
+bool g_lockdep = true;
 Machine::Impl *g_machine = nullptr;
 namespace {
 Machine *g_machine_pub = nullptr;
@@ -55,6 +58,7 @@ Machine::Machine(const MachineConfig &cfg) : cfg_(cfg), impl_(std::make_unique<I
   g_machine = m;
   g_machine_pub = this;
   nr_cpu_ids = cfg.nr_cpus;
+  g_lockdep = cfg.lockdep;
   g_resume_hooks.clear();
   new_boot_generation();
   if (!m->sim()) m->timer_start_native();
@@ -169,8 +173,8 @@ void Machine::Impl::task_body(TaskImpl *t) {
   t->fn = nullptr;  // drop captured state while the task's context still exists
   if (t->vcpu) {
     // A task that returns with preemption disabled leaked a lock (unless it died of a BUG).
-    WARN_ON(!failed && t->vcpu->preempt_count != 0);
-    t->vcpu->preempt_count = 0;
+    WARN_ON(!failed && tls_preempt_count != 0);
+    tls_preempt_count = 0;
     if (sim())
       sim_release_cpu(t);
     else
@@ -289,7 +293,7 @@ void Machine::Impl::native_acquire_cpu(TaskImpl *t) {
         c->curr = &t->task;
         t->vcpu = c;
         t->last_cpu = c->id;
-        tls_vcpu = c;
+        set_tls_vcpu(c);
         return;
       }
     }
@@ -301,7 +305,7 @@ void Machine::Impl::native_acquire_cpu(TaskImpl *t) {
   v->curr = &t->task;
   t->vcpu = v;
   t->last_cpu = v->id;
-  tls_vcpu = v;
+  set_tls_vcpu(v);
 }
 
 void Machine::Impl::native_release_cpu(TaskImpl *t) {
@@ -309,7 +313,7 @@ void Machine::Impl::native_release_cpu(TaskImpl *t) {
   if (!v) return;
   v->curr = nullptr;
   t->vcpu = nullptr;
-  tls_vcpu = nullptr;
+  set_tls_vcpu(nullptr);
   v->run_lock.unlock();
 }
 
@@ -346,7 +350,7 @@ KernelEntry::~KernelEntry() {
   resume_user_mode_work();
   t->kernel_depth--;
   Machine::Impl *m = t->m;
-  WARN_ON(t->vcpu && t->vcpu->preempt_count != 0);
+  WARN_ON(t->vcpu && tls_preempt_count != 0);
   if (m->sim()) {
     m->sim_release_cpu(t);
     m->record("exit_to_user", t);

@@ -22,20 +22,40 @@ inline emu::Vcpu *this_vcpu_or_die(const char *what) {
   return v;
 }
 
-// Emulation: timer and RCU callbacks run without a vCPU (see timer.h); preemption control is a
-// no-op there.
+namespace emu {
+// The preemption count of the context running on this thread's vCPU: preempt_disable() depth
+// (spinlocks, local locks, rcu_read_lock and explicit calls) plus one per nested interrupt.
+// Emulation: a thread-local, as x86 keeps __preempt_count in a per-CPU variable reached
+//   through %gs and changed with one incl/decl. It can be per thread rather than per vCPU
+//   because a task leaves its vCPU only at a scheduling point, where the count must be 0 (BUG
+//   otherwise; a task that dies of a BUG has its count reset), and nested interrupts run on the
+//   interrupted thread. So the vCPU's count is always its holder thread's count; in simulated
+//   mode all fibers share the scheduler thread's count, which is 0 at every switch. Contexts
+//   without a vCPU (timer and RCU callbacks) count on their own thread, where nothing reads it.
+extern __thread int tls_preempt_count __attribute__((tls_model("local-exec")));
+}  // namespace emu
+
 // Emulation: no compiler barrier around the count. The kernel needs barrier() because an
 // interrupt may arrive between any two instructions; here interrupts are nested calls
 // (emu::run_in_irq) and scheduling points are calls too, both already compiler barriers, and no
-// other thread reads this vCPU's count. So the compiler may keep the count in a register, or
-// fold an increment and its decrement away when nothing in between can observe them.
+// other thread reads this count. The update is one read-modify-write instruction on x86-64, as
+// in the kernel (volatile, so it is neither split into a load and a store nor dropped; the
+// compiler stays free to keep everything else in registers across it).
 inline void preempt_disable() {
-  if (emu::Vcpu *v = emu::tls_vcpu) v->preempt_count++;
+#if defined(__x86_64__)
+  asm volatile("incl %0" : "+m"(emu::tls_preempt_count));
+#else
+  emu::tls_preempt_count++;
+#endif
 }
 inline void preempt_enable() {
-  if (emu::Vcpu *v = emu::tls_vcpu) v->preempt_count--;
+#if defined(__x86_64__)
+  asm volatile("decl %0" : "+m"(emu::tls_preempt_count));
+#else
+  emu::tls_preempt_count--;
+#endif
 }
-inline int preempt_count() { return emu::tls_vcpu ? emu::tls_vcpu->preempt_count : 0; }
+inline int preempt_count() { return emu::tls_preempt_count; }
 
 inline void migrate_disable() { current->migration_disabled++; }
 inline void migrate_enable() { current->migration_disabled--; }

@@ -215,12 +215,12 @@ bool run_nested(int Vcpu::*depth, void (*fn)(void *), void *arg) {
   Vcpu *v = umemcg::this_vcpu_or_die("run_in_irq");
   if (v->irqs_disabled) return false;
   // An interrupt runs with its own preemption state on top of the interrupted context.
-  const int saved_preempt = v->preempt_count;
+  const int saved_preempt = tls_preempt_count;
   v->*depth += 1;
-  v->preempt_count = saved_preempt + 1;
+  tls_preempt_count = saved_preempt + 1;
   fn(arg);
-  WARN_ON(v->preempt_count != saved_preempt + 1);
-  v->preempt_count = saved_preempt;
+  WARN_ON(tls_preempt_count != saved_preempt + 1);
+  tls_preempt_count = saved_preempt;
   v->*depth -= 1;
   return true;
 }

@@ -20,6 +20,11 @@ struct Vcpu;
 // The vCPU the calling context runs on (nullptr outside any machine context).
 // Emulation: a thread-local, switched with the running task in simulated mode.
 extern __thread Vcpu *tls_vcpu __attribute__((tls_model("initial-exec")));
+// Its number, or -1: smp_processor_id() and this_cpu_ptr() read it without going through the
+// Vcpu, as the kernel reads its CPU number from a per-CPU variable.
+extern __thread int tls_cpu __attribute__((tls_model("initial-exec")));
+// Sets both (the only writer of either).
+inline void set_tls_vcpu(Vcpu *v);
 [[noreturn]] void no_cpu_context(const char *what);
 }  // namespace emu
 
@@ -28,9 +33,14 @@ extern unsigned int nr_cpu_ids;
 
 // The emulated CPU the caller runs on. Only meaningful in task, irq or work context.
 inline int smp_processor_id() {
-  emu::Vcpu *v = emu::tls_vcpu;
-  if (unlikely(!v)) emu::no_cpu_context("smp_processor_id");
-  return v->id;
+  int cpu = emu::tls_cpu;
+  if (unlikely(cpu < 0)) emu::no_cpu_context("smp_processor_id");
+  return cpu;
+}
+
+inline void emu::set_tls_vcpu(Vcpu *v) {
+  tls_vcpu = v;
+  tls_cpu = v ? v->id : -1;
 }
 inline int raw_smp_processor_id() { return smp_processor_id(); }
 

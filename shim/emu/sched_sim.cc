@@ -34,7 +34,7 @@ void Machine::Impl::sim_release_cpu(TaskImpl *t) {
   if (t->vcpu) {
     t->vcpu->curr = nullptr;
     t->vcpu = nullptr;
-    if (sim_current == t) tls_vcpu = nullptr;
+    if (sim_current == t) set_tls_vcpu(nullptr);
   }
   t->wants_cpu = t->kernel_depth > 0;
 }
@@ -149,13 +149,13 @@ RunResult Machine::Impl::sim_run_until(const std::function<bool()> &done) {
     if (t->wants_cpu) sim_assign_cpu(t);
     sim_current = t;
     current = &t->task;
-    tls_vcpu = t->vcpu;
+    set_tls_vcpu(t->vcpu);
     switches++;
     record("run", t);
     Fiber::switch_to(&sched_fiber, t->fiber.get());
     sim_current = nullptr;
     current = nullptr;
-    tls_vcpu = nullptr;
+    set_tls_vcpu(nullptr);
   }
   r.switches = switches;
   in_scheduler = false;

@@ -21,8 +21,7 @@ namespace umemcg::emu {
 
 struct ____cacheline_aligned Vcpu {
   int id = 0;
-  // preempt_disable() depth (spinlocks, local locks, rcu_read_lock and explicit calls).
-  int preempt_count = 0;
+  // Emulation: the preemption count is not here but in emu::tls_preempt_count (preempt.h).
   // Nested interrupt-like contexts currently running on this vCPU (see run_in_irq()).
   int hardirq_depth = 0;
   int softirq_depth = 0;

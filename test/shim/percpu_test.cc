@@ -20,6 +20,11 @@ struct pcp_counter {
   long n GUARDED_BY(lock) = 0;
 };
 DEFINE_PER_CPU(pcp_counter, test_counter);
+struct pcp_plain_counter {
+  local_lock_t lock;
+  long n GUARDED_BY(lock) = 0;
+};
+DEFINE_PER_CPU(pcp_plain_counter, test_plain_counter);
 }  // namespace
 
 TEST_CASE("percpu: each vCPU has its own cache-line-aligned copy", "[shim][percpu]") {
@@ -128,6 +133,59 @@ TEST_CASE("local_lock taken again from a nested context is a warning", "[shim][l
   });
   emu::set_warnings_quiet(false);
   test_counter = {};
+}
+
+TEST_CASE("without lock debugging local_lock is preempt_disable alone; local_trylock still "
+          "tracks its holder", "[shim][local_lock]") {
+  WarnCheck wc;
+  emu::MachineConfig cfg = config(emu::Mode::simulated, 1);
+  cfg.lockdep = false;
+  emu::Machine m(cfg);
+  m.exec([] {
+    pcp_plain_counter *c = this_cpu_ptr(&test_plain_counter);
+    local_lock(&c->lock);
+    CHECK(preempt_count() == 1);
+    CHECK_FALSE(c->lock.acquired);  // nothing recorded: the kernel's !LOCKDEP local_lock_t
+    c->n++;
+    local_unlock(&c->lock);
+    CHECK(preempt_count() == 0);
+    // A trylock lock is tracked whatever the configuration: an interrupt's trylock fails.
+    static local_trylock_t tl = INIT_LOCAL_TRYLOCK(tl);
+    REQUIRE(local_trylock(&tl));
+    CHECK(tl.acquired);
+    bool irq_got_it = true;
+    emu::run_in_irq([&] {
+      irq_got_it = local_trylock(&tl);
+      if (irq_got_it) local_unlock(&tl);
+    });
+    CHECK_FALSE(irq_got_it);
+    local_unlock(&tl);
+    CHECK_FALSE(tl.acquired);
+  });
+  CHECK(per_cpu_ptr(&test_plain_counter, 0)->n == 1);
+  test_plain_counter = {};
+}
+
+TEST_CASE("with lock debugging (the default) a nested local_lock of a local_lock_t warns",
+          "[shim][local_lock]") {
+  WarnCheck wc(1);
+  emu::set_warnings_quiet(true);
+  emu::Machine m(config(emu::Mode::simulated, 1));
+  m.exec([] {
+    pcp_plain_counter *c = this_cpu_ptr(&test_plain_counter);
+    local_lock(&c->lock);
+    CHECK(c->lock.acquired);
+    emu::run_in_irq([] {
+      pcp_plain_counter *ic = this_cpu_ptr(&test_plain_counter);
+      local_lock(&ic->lock);  // would deadlock in the kernel: the WARN
+      local_unlock(&ic->lock);
+    });
+    c->lock.acquired = true;  // the nested unlock released it: restore for our own unlock
+    local_unlock(&c->lock);
+    CHECK_FALSE(c->lock.acquired);
+  });
+  emu::set_warnings_quiet(false);
+  test_plain_counter = {};
 }
 
 TEST_CASE("preemption and migration state", "[shim][preempt]") {
