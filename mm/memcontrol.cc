@@ -20,6 +20,7 @@
 #include "mm/memcontrol_internal.h"
 #include "mm/mm_types.h"
 #include "shim/bug.h"
+#include "shim/cpuhotplug.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
 #include "shim/preempt.h"
@@ -229,6 +230,9 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
     g_ids = nullptr;
     return err;
   }
+  // A CPU going offline has its stocks drained by the CPU doing the hotplug.
+  cpuhp_setup_state_nocalls(CPUHP_MM_MEMCQ_DEAD, "mm/memctrl:dead", nullptr,
+                            memcg_hotplug_cpu_dead);
   emu::register_resume_user_mode_hook(mem_cgroup_resume_hook);
   m->add_shutdown_hook([] { mem_cgroup_shutdown(); });
   return 0;
@@ -236,6 +240,8 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
 
 void mem_cgroup_shutdown() {
   if (!g_cgroup_root) return;
+  // Emulation: the kernel never unregisters; here memcg can be shut down and booted again.
+  cpuhp_remove_state_nocalls(CPUHP_MM_MEMCQ_DEAD);
   // Give every stocked page back first, so that removed cgroups do not stay pinned by slots.
   obj_stock_shutdown();
   memcg_stock_shutdown();

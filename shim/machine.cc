@@ -10,6 +10,7 @@
 
 #include "shim/atomic.h"
 #include "shim/bug.h"
+#include "shim/cpuhotplug.h"
 #include "shim/emu/machine_impl.h"
 #include "shim/preempt.h"
 
@@ -60,6 +61,7 @@ Machine::Machine(const MachineConfig &cfg) : cfg_(cfg), impl_(std::make_unique<I
   nr_cpu_ids = cfg.nr_cpus;
   g_lockdep = cfg.lockdep;
   g_resume_hooks.clear();
+  cpuhp_reset();
   new_boot_generation();
   if (!m->sim()) m->timer_start_native();
   rcu_boot(m);
@@ -280,32 +282,46 @@ RunResult Machine::exec(std::function<void()> fn, int cpu, const std::string &na
 // vCPU ownership, native mode: the per-vCPU run lock.
 
 void Machine::Impl::native_acquire_cpu(TaskImpl *t) {
-  Vcpu *v = nullptr;
-  if (t->opts.cpu >= 0) {
-    v = vcpus[t->opts.cpu].get();
-  } else if (t->task.migration_disabled) {
-    v = vcpus[t->last_cpu].get();
-  } else {
-    const int n = static_cast<int>(vcpus.size());
-    for (int i = 0; i < n && !v; i++) {
-      Vcpu *c = vcpus[(t->last_cpu + i) % n].get();
-      if (c->online && c->run_lock.try_lock()) {
-        c->curr = &t->task;
-        t->vcpu = c;
-        t->last_cpu = c->id;
-        set_tls_vcpu(c);
-        return;
+  for (;;) {
+    Vcpu *v = nullptr;
+    // A binding to an offline vCPU is broken, as the kernel does for tasks on a dead CPU.
+    if (t->opts.cpu >= 0 && vcpus[t->opts.cpu]->online) {
+      v = vcpus[t->opts.cpu].get();
+    } else if (t->task.migration_disabled && vcpus[t->last_cpu]->online) {
+      v = vcpus[t->last_cpu].get();
+    } else {
+      const int n = static_cast<int>(vcpus.size());
+      for (int i = 0; i < n; i++) {
+        Vcpu *c = vcpus[(t->last_cpu + i) % n].get();
+        if (!c->online) continue;
+        if (!v) v = c;  // where to wait if every online vCPU is taken
+        if (c->run_lock.try_lock()) {
+          if (!c->online) {  // went offline meanwhile
+            c->run_lock.unlock();
+            continue;
+          }
+          c->curr = &t->task;
+          t->vcpu = c;
+          t->last_cpu = c->id;
+          set_tls_vcpu(c);
+          return;
+        }
       }
+      BUG_ON(!v);  // remove_cpu() never takes the last online vCPU
     }
-    v = vcpus[t->last_cpu].get();
+    v->run_waiters.fetch_add(1, std::memory_order_relaxed);
+    v->run_lock.lock();
+    v->run_waiters.fetch_sub(1, std::memory_order_relaxed);
+    if (!v->online) {  // taken offline while this task waited for it: choose again
+      v->run_lock.unlock();
+      continue;
+    }
+    v->curr = &t->task;
+    t->vcpu = v;
+    t->last_cpu = v->id;
+    set_tls_vcpu(v);
+    return;
   }
-  v->run_waiters.fetch_add(1, std::memory_order_relaxed);
-  v->run_lock.lock();
-  v->run_waiters.fetch_sub(1, std::memory_order_relaxed);
-  v->curr = &t->task;
-  t->vcpu = v;
-  t->last_cpu = v->id;
-  set_tls_vcpu(v);
 }
 
 void Machine::Impl::native_release_cpu(TaskImpl *t) {

@@ -27,7 +27,9 @@ struct ____cacheline_aligned Vcpu {
   int softirq_depth = 0;
   // local_irq_disable() depth; an emulated interrupt is not delivered while it is non-zero.
   int irqs_disabled = 0;
-  bool online = true;
+  // Cleared by remove_cpu() (shim/cpuhotplug.h): no task acquires an offline vCPU. Atomic:
+  // native tasks read it without a lock while choosing a vCPU.
+  std::atomic<bool> online{true};
   // The task holding this vCPU, or nullptr. Written by the holder (native: under run_lock).
   task_struct *curr = nullptr;
 

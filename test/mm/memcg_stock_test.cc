@@ -5,6 +5,7 @@
 #include <set>
 
 #include "mm/memcontrol_internal.h"
+#include "shim/cpuhotplug.h"
 #include "shim/errno.h"
 #include "shim/hooks.h"
 #include "shim/preempt.h"
@@ -305,4 +306,34 @@ TEST_CASE("memcg stock: the dead-CPU callback drains without locking", "[mm][mem
     env.uncharge(a, 1);
   }, 0);
   env.finish();
+}
+
+TEST_CASE("memcg: taking a CPU offline drains its stocks through the hotplug callback, both "
+          "designs, v1 and v2",
+          "[mm][memcg][stock][hotplug]") {
+  for (bool pcstock : {false, true}) {
+    for (bool v1 : {false, true}) {
+      CAPTURE(pcstock, v1);
+      WarnCheck wc;
+      MemcgEnv env(v1 ? v1_params(pcstock) : v2_params(pcstock), emu::Mode::simulated, 2);
+      mem_cgroup *a = env.mkdir(nullptr, "a");
+      env.run([&] { REQUIRE(env.charge(a, 1) == 0); }, 1);
+      env.run([&] {
+        // One page charged, the rest of the batch stocked on CPU 1.
+        CHECK(page_counter_read(&a->memory) == MEMCG_CHARGE_BATCH);
+        REQUIRE(remove_cpu(1) == 0);
+        // The dead CPU's surplus went back: only the charged page is left.
+        CHECK(page_counter_read(&a->memory) == 1);
+        env.uncharge(a, 1);
+        REQUIRE(add_cpu(1) == 0);
+      }, 0);
+      // The CPU is back and stocks again.
+      env.run([&] {
+        REQUIRE(env.charge(a, 1) == 0);
+        CHECK(page_counter_read(&a->memory) == MEMCG_CHARGE_BATCH);
+        env.uncharge(a, 1);
+      }, 1);
+      env.finish();
+    }
+  }
 }
