@@ -40,6 +40,57 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 }
 #endif
 
+#if defined(__x86_64__)
+// umemcg_fiber_switch(save, next): pushes the callee-saved registers (System V: rbp, rbx,
+// r12-r15) and the floating-point control state (MXCSR, x87 control word) on the current stack,
+// stores the stack pointer in *save, loads `next` and pops the same frame from it. A new fiber's
+// stack is prepared with such a frame whose return address is umemcg_fiber_start, and rbx = the
+// Fiber, so the first switch into it "returns" into the start stub.
+extern "C" void umemcg_fiber_switch(void **save, void *next);
+extern "C" void umemcg_fiber_start();
+extern "C" void umemcg_fiber_start_c(umemcg::emu::Fiber *self) { umemcg::emu::Fiber::start(self); }
+asm(R"(
+  .text
+  .globl umemcg_fiber_switch
+  .type umemcg_fiber_switch, @function
+umemcg_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size umemcg_fiber_switch, .-umemcg_fiber_switch
+
+  .globl umemcg_fiber_start
+  .type umemcg_fiber_start, @function
+umemcg_fiber_start:
+  .cfi_startproc
+  .cfi_undefined rip
+  xorl %ebp, %ebp
+  movq %rbx, %rdi
+  call umemcg_fiber_start_c
+  ud2
+  .cfi_endproc
+  .size umemcg_fiber_start, .-umemcg_fiber_start
+)");
+#endif
+
 namespace umemcg::emu {
 
 #ifdef UMEMCG_ASAN
@@ -75,6 +126,24 @@ Fiber::Fiber(entry_t entry, void *arg, std::size_t stack_size)
   }
   mprotect(mem, page, PROT_NONE);
   stack_ = mem;
+#if defined(__x86_64__)
+  // The first frame umemcg_fiber_switch pops, below a 16-byte aligned top: control words, r15,
+  // r14, r13, r12, rbx (= this), rbp, return address (the start stub). After the pops the stack
+  // pointer is top - 16, 16-byte aligned, as the stub's call needs.
+  auto top = (reinterpret_cast<std::uintptr_t>(mem) + page + stack_size_) & ~std::uintptr_t{15};
+  auto *frame = reinterpret_cast<std::uint64_t *>(top - 16 - 8 * 8);
+  std::uint32_t mxcsr;
+  std::uint16_t fcw;
+  asm volatile("stmxcsr %0" : "=m"(mxcsr));
+  asm volatile("fnstcw %0" : "=m"(fcw));
+  frame[0] = mxcsr | (std::uint64_t{fcw} << 32);
+  frame[1] = frame[2] = frame[3] = frame[4] = 0;  // r15..r12
+  frame[5] = reinterpret_cast<std::uint64_t>(this);  // rbx
+  frame[6] = 0;                                       // rbp
+  frame[7] = reinterpret_cast<std::uint64_t>(&umemcg_fiber_start);
+  reinterpret_cast<std::uint64_t *>(top - 16)[0] = 0;  // no caller beyond the stub
+  sp_ = frame;
+#else
   getcontext(&ctx_);
   ctx_.uc_stack.ss_sp = static_cast<char *>(mem) + page;
   ctx_.uc_stack.ss_size = stack_size_;
@@ -82,6 +151,7 @@ Fiber::Fiber(entry_t entry, void *arg, std::size_t stack_size)
   auto p = reinterpret_cast<std::uintptr_t>(this);
   makecontext(&ctx_, reinterpret_cast<void (*)()>(&Fiber::trampoline), 2,
               static_cast<unsigned int>(p & 0xffffffffu), static_cast<unsigned int>(p >> 32));
+#endif
 #ifdef UMEMCG_TSAN
   tsan_fiber_ = __tsan_create_fiber(0);
 #endif
@@ -103,8 +173,11 @@ void Fiber::after_switch() {
 }
 
 void Fiber::trampoline(unsigned int lo, unsigned int hi) {
-  auto *self = reinterpret_cast<Fiber *>(static_cast<std::uintptr_t>(lo) |
-                                         (static_cast<std::uintptr_t>(hi) << 32));
+  start(reinterpret_cast<Fiber *>(static_cast<std::uintptr_t>(lo) |
+                                  (static_cast<std::uintptr_t>(hi) << 32)));
+}
+
+void Fiber::start(Fiber *self) {
 #ifdef UMEMCG_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &t_thread_stack_bottom, &t_thread_stack_size);
 #endif
@@ -123,7 +196,11 @@ void Fiber::switch_to(Fiber *from, Fiber *to) {
 #ifdef UMEMCG_TSAN
   __tsan_switch_to_fiber(to->tsan_fiber_, 0);
 #endif
+#if defined(__x86_64__)
+  umemcg_fiber_switch(&from->sp_, to->sp_);
+#else
   swapcontext(&from->ctx_, &to->ctx_);
+#endif
   from->after_switch();
 }
 
@@ -135,8 +212,14 @@ void Fiber::exit_to(Fiber *from, Fiber *to) {
 #ifdef UMEMCG_TSAN
   __tsan_switch_to_fiber(to->tsan_fiber_, 0);
 #endif
+#if defined(__x86_64__)
+  void *dead_sp;  // never resumed
+  umemcg_fiber_switch(&dead_sp, to->sp_);
+  (void)from;
+#else
   (void)from;
   setcontext(&to->ctx_);
+#endif
   std::abort();
 }
 
