@@ -132,6 +132,10 @@ inline std::uint64_t elapsed(std::uint64_t from, std::uint64_t to) { return to >
 
 // ---- statistics ----
 
+// The lock_stat switch (the kernel's lock_stat sysctl): on unless turned off.
+std::atomic<bool> g_lock_stat{true};
+inline bool lock_stat_on() { return likely(g_lock_stat.load(std::memory_order_relaxed)); }
+
 // A count: one relaxed load and store, no locked instruction (see emu::RwsemStatWords).
 inline void stat_inc(std::atomic<std::uint64_t> &c) {
   c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -145,13 +149,15 @@ inline void stat_max(std::atomic<std::uint64_t> &m, std::uint64_t v) {
 // A read hold starts: the start time goes to the reading task (lockdep keeps its held_locks in
 // the task too), so each of many concurrent readers has its own.
 inline void read_hold_begin(rw_semaphore *sem, std::uint64_t now) {
+  if (!lock_stat_on()) return;
   stat_inc(sem->stats.read_acquired);
   task_struct *t = current;
   if (emu::TaskImpl *ti = t ? t->emu : nullptr) ti->held_reads.emplace_back(sem, now);
 }
 
 // A read hold ends (before the count is released). Nothing is recorded when the releasing task
-// is not the one that acquired (up_read_non_owner style) or runs outside a task.
+// is not the one that acquired (up_read_non_owner style), runs outside a task, or took the lock
+// while lock_stat was off. The record goes even when lock_stat is off now.
 inline void read_hold_end(rw_semaphore *sem) {
   task_struct *t = current;
   emu::TaskImpl *ti = t ? t->emu : nullptr;
@@ -159,7 +165,7 @@ inline void read_hold_end(rw_semaphore *sem) {
   auto &h = ti->held_reads;
   for (std::size_t i = h.size(); i-- > 0;) {
     if (h[i].first != sem) continue;
-    stat_max(sem->stats.max_read_hold_ns, elapsed(h[i].second, stat_clock()));
+    if (lock_stat_on()) stat_max(sem->stats.max_read_hold_ns, elapsed(h[i].second, stat_clock()));
     h[i] = h.back();  // order does not matter: lookups are by lock
     h.pop_back();
     return;
@@ -167,13 +173,20 @@ inline void read_hold_end(rw_semaphore *sem) {
 }
 
 inline void write_hold_begin(rw_semaphore *sem, std::uint64_t now) {
+  sem->write_timed = false;
+  if (!lock_stat_on()) return;
   stat_inc(sem->stats.write_acquired);  // exact: writers are exclusive
   sem->write_acquired_ns = now;
+  sem->write_timed = true;
 }
 
 inline void write_hold_end(rw_semaphore *sem) {
-  stat_max(sem->stats.max_write_hold_ns, elapsed(sem->write_acquired_ns, stat_clock()));
+  if (sem->write_timed && lock_stat_on())
+    stat_max(sem->stats.max_write_hold_ns, elapsed(sem->write_acquired_ns, stat_clock()));
 }
+
+// The fast paths' time stamp: none when lock_stat is off.
+inline std::uint64_t stat_stamp() { return lock_stat_on() ? stat_clock() : 0; }
 
 // ---- owner word ----
 
@@ -404,7 +417,7 @@ int rwsem_down_read_slowpath(rw_semaphore *sem, long count, unsigned int state) 
   lk.unlock();
   wake_up_q(wake_q);
 
-  stat_inc(sem->stats.read_contended);
+  if (lock_stat_on()) stat_inc(sem->stats.read_contended);
   for (;;) {
     set_current_state(state);
     if (!waiter.task.load(std::memory_order_acquire)) break;  // granted by rwsem_mark_wake()
@@ -424,7 +437,8 @@ int rwsem_down_read_slowpath(rw_semaphore *sem, long count, unsigned int state) 
   }
   __set_current_state(TASK_RUNNING);
   emu::set_wait_reason("running");
-  stat_max(sem->stats.max_read_wait_ns, elapsed(waiter.enqueued_ns, waiter.granted_ns));
+  if (lock_stat_on())
+    stat_max(sem->stats.max_read_wait_ns, elapsed(waiter.enqueued_ns, waiter.granted_ns));
   read_hold_begin(sem, waiter.granted_ns);
   return 0;
 }
@@ -432,7 +446,7 @@ int rwsem_down_read_slowpath(rw_semaphore *sem, long count, unsigned int state) 
 int __down_read_common(rw_semaphore *sem, unsigned int state) {
   long count;
   if (likely(rwsem_read_trylock(sem, &count))) {
-    read_hold_begin(sem, stat_clock());
+    read_hold_begin(sem, stat_stamp());
     return 0;
   }
   return rwsem_down_read_slowpath(sem, count, state);
@@ -510,7 +524,7 @@ int rwsem_down_write_slowpath(rw_semaphore *sem, unsigned int state) {
     lk.unlock();
     if (!contended) {
       contended = true;
-      stat_inc(sem->stats.write_contended);
+      if (lock_stat_on()) stat_inc(sem->stats.write_contended);
     }
     if (signal_pending_state(state, current)) {
       __set_current_state(TASK_RUNNING);
@@ -529,7 +543,7 @@ int rwsem_down_write_slowpath(rw_semaphore *sem, unsigned int state) {
   const std::uint64_t now = stat_clock();
   if (contended) {
     emu::set_wait_reason("running");
-    stat_max(sem->stats.max_write_wait_ns, elapsed(waiter.enqueued_ns, now));
+    if (lock_stat_on()) stat_max(sem->stats.max_write_wait_ns, elapsed(waiter.enqueued_ns, now));
   }
   write_hold_begin(sem, now);
   return 0;
@@ -537,7 +551,7 @@ int rwsem_down_write_slowpath(rw_semaphore *sem, unsigned int state) {
 
 int __down_write_common(rw_semaphore *sem, unsigned int state) {
   if (likely(rwsem_write_trylock(sem))) {
-    write_hold_begin(sem, stat_clock());
+    write_hold_begin(sem, stat_stamp());
     return 0;
   }
   return rwsem_down_write_slowpath(sem, state);
@@ -575,7 +589,7 @@ int down_read_trylock(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
     if (sem->count.compare_exchange_weak(tmp, tmp + RWSEM_READER_BIAS, std::memory_order_acquire,
                                          std::memory_order_relaxed)) {
       rwsem_set_reader_owned(sem, current);
-      read_hold_begin(sem, stat_clock());
+      read_hold_begin(sem, stat_stamp());
       ret = 1;
       break;
     }
@@ -615,7 +629,7 @@ int down_write_trylock(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
   UMEMCG_FENTRY(hp_down_write_trylock, addr(sem));
   int ret = 0;
   if (rwsem_write_trylock(sem)) {
-    write_hold_begin(sem, stat_clock());
+    write_hold_begin(sem, stat_stamp());
     ret = 1;
   }
   UMEMCG_FEXIT(hp_down_write_trylock, ret, addr(sem));
@@ -636,8 +650,8 @@ void downgrade_write(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
   WARN_ON_ONCE(rwsem_owner(sem) != current);
   write_hold_end(sem);
   // Not a new read acquisition: the read hold starts without counting one.
-  if (emu::TaskImpl *ti = current ? current->emu : nullptr)
-    ti->held_reads.emplace_back(sem, stat_clock());
+  emu::TaskImpl *ti = current ? current->emu : nullptr;
+  if (ti && lock_stat_on()) ti->held_reads.emplace_back(sem, stat_clock());
   const long tmp = sem->count.fetch_add(-RWSEM_WRITER_LOCKED + RWSEM_READER_BIAS,
                                         std::memory_order_release);
   rwsem_set_reader_owned(sem, current);
@@ -683,6 +697,8 @@ void rwsem_reset_stats(rw_semaphore *sem) {
 namespace emu {
 
 std::uint64_t rwsem_clock_ns() { return stat_clock(); }
+
+bool set_rwsem_lock_stat(bool on) { return g_lock_stat.exchange(on); }
 
 unsigned long rwsem_nr_waiters(rw_semaphore *sem) {
   std::lock_guard<std::mutex> g(sem->wait_lock);

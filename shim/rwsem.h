@@ -103,6 +103,7 @@ struct CAPABILITY("rw_semaphore") rw_semaphore {
   const char *name = "rwsem";
   // Emulation: the write hold's start, written and read by the writing owner only.
   std::uint64_t write_acquired_ns = 0;
+  bool write_timed = false;
   std::mutex wait_lock;             // emulator-internal raw lock: guards wait_list
   emu::RwsemWaitList wait_list;
   emu::RwsemStatWords stats;
@@ -141,6 +142,9 @@ namespace emu {
 // time scenarios measure; deterministic), the TSC calibrated once per process in native mode
 // (or the steady clock where no invariant TSC exists). Only differences are meaningful.
 std::uint64_t rwsem_clock_ns();
+// The lock_stat switch (the kernel's /proc/sys/kernel/lock_stat), on by default: off, the fast
+// paths read no clock and record no hold, and no statistic changes. Returns the previous value.
+bool set_rwsem_lock_stat(bool on);
 // Number of queued waiters (under wait_lock): for tests and diagnostics.
 unsigned long rwsem_nr_waiters(rw_semaphore *sem);
 // Nanoseconds per TSC tick as calibrated (0 if the steady clock is used): for diagnostics.

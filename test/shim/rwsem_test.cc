@@ -399,3 +399,30 @@ TEST_CASE("rwsem: real threads keep the invariants through trylocks and killable
   const rwsem_stats st = rwsem_get_stats(&sem);
   CHECK(st.write_acquired >= 6 * 400 / 3);  // every down_write, some trylocks
 }
+
+TEST_CASE("rwsem: with lock_stat off nothing is timed or counted", "[shim][rwsem][stats]") {
+  WarnCheck wc;
+  emu::Machine m(config(emu::Mode::simulated, 2, 1));
+  rw_semaphore sem("sem");
+  m.exec([&] {
+    down_read(&sem);  // taken with lock_stat on, released with it off: the record goes
+    REQUIRE(emu::set_rwsem_lock_stat(false));
+    emu::consume_time(1000);
+    up_read(&sem);
+    down_write(&sem);
+    emu::consume_time(1000);
+    up_write(&sem);
+    down_read(&sem);  // taken with it off, released with it on: not timed
+    CHECK_FALSE(emu::set_rwsem_lock_stat(true));
+    emu::consume_time(1000);
+    up_read(&sem);
+    down_read(&sem);  // on again: timed
+    emu::consume_time(10);
+    up_read(&sem);
+  });
+  const rwsem_stats st = rwsem_get_stats(&sem);
+  CHECK(st.read_acquired == 2);
+  CHECK(st.write_acquired == 0);
+  CHECK(st.max_write_hold_ns == 0);
+  CHECK(st.max_read_hold_ns == 10);
+}
