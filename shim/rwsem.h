@@ -27,8 +27,9 @@
 // Emulation: no optimistic spinning on the owner (CONFIG_RWSEM_SPIN_ON_OWNER off), so no
 //   RWSEM_NONSPINNABLE bit and no osq; wait_lock is an internal std::mutex (raw_spinlock_t in
 //   the kernel) never held across a sleep; no preempt_disable() around the fast paths.
-// Statistics per lock (lockstat-like, always on): max hold time and max wait time, readers and
-//   writers apart, plus acquisition and contention counts. Times come from rwsem_clock_ns():
+// Statistics per lock (lockstat-like; on unless emu::set_rwsem_lock_stat(false), as the kernel's
+//   lock_stat switch): max hold time and max wait time, readers and writers apart, plus
+//   acquisition and contention counts. Times come from rwsem_clock_ns():
 //   the virtual clock in simulated mode, the calibrated TSC in native mode. A reader's start
 //   time is kept in its task (like lockdep's held_locks), so any number of concurrent readers
 //   is timed correctly.
