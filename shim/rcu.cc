@@ -44,6 +44,19 @@ inline void tsan_grace_period_end() {
   __tsan_acquire(&g_rcu_tsan_sync);
 #endif
 }
+// call_rcu() hands the rcu_head (and what the caller wrote before) to liburcu's call_rcu thread
+// through liburcu's lock-free queue, which TSan cannot see: the caller releases on the head, the
+// callback acquires on it before reading it.
+inline void tsan_handoff_release([[maybe_unused]] void *head) {
+#ifdef UMEMCG_TSAN
+  __tsan_release(head);
+#endif
+}
+inline void tsan_handoff_acquire([[maybe_unused]] void *head) {
+#ifdef UMEMCG_TSAN
+  __tsan_acquire(head);
+#endif
+}
 bool sim_mode() { return emu::g_machine && emu::g_machine->sim(); }
 
 static_assert(sizeof(::rcu_head) <= sizeof(rcu_head::urcu_storage), "liburcu rcu_head size");
@@ -51,6 +64,7 @@ static_assert(sizeof(::rcu_head) <= sizeof(rcu_head::urcu_storage), "liburcu rcu
 void urcu_trampoline(::rcu_head *h) {
   auto *head = reinterpret_cast<rcu_head *>(reinterpret_cast<char *>(h) -
                                             offsetof(rcu_head, urcu_storage));
+  tsan_handoff_acquire(head);
   tsan_grace_period_end();
   head->func(head);
 }
@@ -95,6 +109,7 @@ void call_rcu(rcu_head *head, rcu_callback_t func) {
     emu::g_machine->sim_rcu_pending.push_back(head);
     return;
   }
+  tsan_handoff_release(head);
   urcu_memb_call_rcu(reinterpret_cast<::rcu_head *>(head->urcu_storage), urcu_trampoline);
 }
 

@@ -5,23 +5,25 @@
 namespace umemcg {
 
 namespace {
+// wq->first is also read without the lock (waitqueue_active()), so its stores are WRITE_ONCE,
+// as the kernel's list_add/list_del write the head's next pointer.
 void add_locked(wait_queue_head *wq, wait_queue_entry *e, bool tail) {
   e->queued = true;
   if (tail) {
     e->prev = wq->last;
     e->next = nullptr;
-    if (wq->last) wq->last->next = e; else wq->first = e;
+    if (wq->last) wq->last->next = e; else WRITE_ONCE(wq->first, e);
     wq->last = e;
   } else {
     e->next = wq->first;
     e->prev = nullptr;
     if (wq->first) wq->first->prev = e; else wq->last = e;
-    wq->first = e;
+    WRITE_ONCE(wq->first, e);
   }
 }
 void del_locked(wait_queue_head *wq, wait_queue_entry *e) {
   if (!e->queued) return;
-  if (e->prev) e->prev->next = e->next; else wq->first = e->next;
+  if (e->prev) e->prev->next = e->next; else WRITE_ONCE(wq->first, e->next);
   if (e->next) e->next->prev = e->prev; else wq->last = e->prev;
   e->prev = e->next = nullptr;
   e->queued = false;

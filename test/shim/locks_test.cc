@@ -111,7 +111,7 @@ TEST_CASE("rwsem: a release to readers wakes every queued reader, writers keep t
       up_read(&sem);
     };
     emu::Machine::get()->spawn("R1", reader);
-    wait_until([&] { return sem.wait_list.size() == 1; });
+    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 1; });
     emu::Machine::get()->spawn("W2", [&] {
       emu::KernelEntry k;
       down_write(&sem);
@@ -119,10 +119,10 @@ TEST_CASE("rwsem: a release to readers wakes every queued reader, writers keep t
       writer2_done = true;
       up_write(&sem);
     });
-    wait_until([&] { return sem.wait_list.size() == 2; });
+    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 2; });
     emu::Machine::get()->spawn("R3", reader);
     emu::Machine::get()->spawn("R4", reader);
-    wait_until([&] { return sem.wait_list.size() == 4; });
+    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 4; });
     up_write(&sem);  // R1, R3 and R4 all get the lock; W2 stays queued
     wait_until([&] { return writer2_done.load(); });
   });
