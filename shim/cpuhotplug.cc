@@ -14,6 +14,7 @@
 #include "shim/preempt.h"
 #include "shim/rwsem.h"
 #include "shim/sched.h"
+#include "shim/thread_annotations.h"
 
 namespace umemcg {
 
@@ -114,8 +115,10 @@ void cpuhp_remove_state_nocalls(enum cpuhp_state state) {
   mutex_unlock(&cpuhp_state_mutex);
 }
 
-void cpus_read_lock() { down_read(&cpu_hotplug_lock); }
-void cpus_read_unlock() { up_read(&cpu_hotplug_lock); }
+// The lock is internal to this file, so the callers' pairing is outside the analysis (the
+// kernel checks it with lockdep).
+void cpus_read_lock() NO_THREAD_SAFETY_ANALYSIS { down_read(&cpu_hotplug_lock); }
+void cpus_read_unlock() NO_THREAD_SAFETY_ANALYSIS { up_read(&cpu_hotplug_lock); }
 
 int remove_cpu(unsigned int cpu) {
   emu::Machine::Impl *m = emu::g_machine;
