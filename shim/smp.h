@@ -22,7 +22,10 @@ struct Vcpu;
 extern __thread Vcpu *tls_vcpu __attribute__((tls_model("initial-exec")));
 // Its number, or -1: smp_processor_id() and this_cpu_ptr() read it without going through the
 // Vcpu, as the kernel reads its CPU number from a per-CPU variable.
-extern __thread int tls_cpu __attribute__((tls_model("initial-exec")));
+// Emulation: local-exec TLS (one %fs-relative instruction, like the kernel's %gs per-CPU
+//   accesses) holds because the project's code is only ever linked into executables; a shared
+//   library build would need initial-exec here and for tls_preempt_count.
+extern __thread int tls_cpu __attribute__((tls_model("local-exec")));
 // Sets both (the only writer of either).
 inline void set_tls_vcpu(Vcpu *v);
 [[noreturn]] void no_cpu_context(const char *what);
