@@ -8,6 +8,7 @@
 //   body: BpfInterp<true> adds the checks at dispatch and in the memory handlers.
 #include "bpfvm/interp.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -68,17 +69,40 @@ inline T *atomic_ptr(u64 addr) {
 constexpr u32 kCallerSaved = 0x3e;  // r1-r5
 constexpr u32 kFpBit = 1u << BPF_REG_FP;
 
-// Extra fast-mode handlers after the opcode-table rows: loads and stores based on r10.
-enum : int { kLdxFpDw = BPF_OPC_NR, kLdxFpW, kStxFpDw, kStxFpW, kFpEnd };
+// Extra fast-mode handlers after the opcode-table rows: loads and stores based on r10, and the
+// bpf-to-bpf call and exit of a subprogram that leaves r6-r9 alone (no save, no restore).
+enum : int {
+  kLdxFpDw = BPF_OPC_NR,
+  kLdxFpW,
+  kStxFpDw,
+  kStxFpW,
+  kCallLocalNoSave,
+  kExitNoSave,
+  kFpEnd
+};
 constexpr int kFpForms = (int)kFpEnd - (int)BPF_OPC_NR;
+constexpr u32 kCalleeSaved = 0x3c0;  // r6-r9
 
-// The fast-mode handler index of an instruction with opcode-table row id.
-int fast_handler(int id, const bpf_insn &in) {
+// The fast-mode handler index of an instruction with opcode-table row id. keeps_r6_r9: for a
+// local call, the callee's subprogram writes none of r6-r9; for an exit, its own subprogram.
+int fast_handler(int id, const bpf_insn &in, bool keeps_r6_r9) {
   if (id == BPF_OPC_LDX_MEM_DW && in.src_reg == BPF_REG_FP) return kLdxFpDw;
   if (id == BPF_OPC_LDX_MEM_W && in.src_reg == BPF_REG_FP) return kLdxFpW;
   if (id == BPF_OPC_STX_MEM_DW && in.dst_reg == BPF_REG_FP) return kStxFpDw;
   if (id == BPF_OPC_STX_MEM_W && in.dst_reg == BPF_REG_FP) return kStxFpW;
+  if (id == BPF_OPC_JMP_CALL_LOCAL && keeps_r6_r9) return kCallLocalNoSave;
+  if (id == BPF_OPC_JMP_EXIT && keeps_r6_r9) return kExitNoSave;
   return id;
+}
+
+// Registers an instruction writes (the opcode table's data flow; a call's clobbers of r1-r5
+// are left out: only r6-r9 matter here).
+u32 insn_writes(const bpf_form_desc &f, const bpf_insn &in) {
+  u32 w = 0;
+  if (f.flow & WR_DST) w |= 1u << in.dst_reg;
+  if (f.flow & WR_SRC) w |= 1u << in.src_reg;
+  if (f.flow & WR_R0) w |= 1u;
+  return w;
 }
 
 }  // namespace
@@ -108,6 +132,7 @@ u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
 #include "bpfvm/opcodes.def"
 #undef BPF_OPCODE
       &&op_LDX_FP_DW, &&op_LDX_FP_W, &&op_STX_FP_DW, &&op_STX_FP_W,
+      &&op_CALL_LOCAL_NOSAVE, &&op_EXIT_NOSAVE,
   };
   if (labels_out) {
     *labels_out = kLabels;
@@ -123,8 +148,11 @@ u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
   u64 R[MAX_BPF_REG] = {};
   alignas(16) u8 stack[MAX_CALL_FRAMES * MAX_BPF_STACK];
   const u64 stack_top = (u64)(uintptr_t)(stack + sizeof(stack));
+  // The caller frames of the active calls: frames[0, top). A pointer rather than an index: the
+  // call and exit paths then need no multiply by sizeof(Frame).
   Frame frames[MAX_CALL_FRAMES];
-  int depth = 0;
+  Frame *top = frames;
+  Frame *const frames_full = frames + (MAX_CALL_FRAMES - 1);
 
   // Checked-mode state.
   u32 init = kFpBit;
@@ -378,11 +406,12 @@ op_JMP_CALLX: {
   NEXT();
 }
 op_JMP_CALL_LOCAL: {
-  if (unlikely(depth + 1 >= MAX_CALL_FRAMES)) {
-    std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep", depth + 2);
+  if (unlikely(top == frames_full)) {
+    std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep",
+                  (int)(top - frames) + 2);
     goto fault;
   }
-  Frame &f = frames[depth++];
+  Frame &f = *top++;
   f.ret = pc + 1;
   f.saved[0] = R[6];
   f.saved[1] = R[7];
@@ -396,8 +425,28 @@ op_JMP_CALL_LOCAL: {
   pc += (s64)pc->imm + 1;
   DISPATCH();
 }
+  // Fast mode: a call into a subprogram whose instructions write none of r6-r9 (prepare()
+  // checked): the caller's r6-r9 survive the call without a copy. Its exits are EXIT_NOSAVE.
+op_CALL_LOCAL_NOSAVE: {
+  if (unlikely(top == frames_full)) {
+    std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep",
+                  (int)(top - frames) + 2);
+    goto fault;
+  }
+  (top++)->ret = pc + 1;
+  R[BPF_REG_FP] -= MAX_BPF_STACK;
+  fp -= MAX_BPF_STACK;
+  pc += (s64)pc->imm + 1;
+  DISPATCH();
+}
+op_EXIT_NOSAVE:
+  if (top == frames) return R[0];
+  pc = (--top)->ret;
+  R[BPF_REG_FP] += MAX_BPF_STACK;
+  fp += MAX_BPF_STACK;
+  DISPATCH();
 op_JMP_EXIT: {
-  if (depth == 0) {
+  if (top == frames) {
     if constexpr (Checked) {
       res->ok = true;
       res->r0 = R[0];
@@ -405,7 +454,7 @@ op_JMP_EXIT: {
     }
     return R[0];
   }
-  const Frame &f = frames[--depth];
+  const Frame &f = *--top;
   R[6] = f.saved[0];
   R[7] = f.saved[1];
   R[8] = f.saved[2];
@@ -567,12 +616,34 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
   const size_t cnt = lp.insns.size();
   std::string err;
   size_t bad = 0;
-  if (!bpf_check_prog_layout(insns, cnt, &err, &bad)) return absl::InvalidArgumentError(err);
+  std::vector<const bpf_opcode_desc *> rows;
+  if (!bpf_check_prog_layout(insns, cnt, &err, &bad, BPF_CPU_V4, &rows))
+    return absl::InvalidArgumentError(err);
 
   const void *const *fast_labels = nullptr;
   const void *const *checked_labels = nullptr;
   BpfInterp<false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
   BpfInterp<true>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
+
+  // Subprograms for the fast mode's call/exit forms: a local call's target starts one; each
+  // runs to the next start. Per subprogram, whether any of its own instructions writes r6-r9
+  // (its callees save and restore for themselves). A callback subprogram that no call names
+  // here merges into the one before it, which can only add writes: the choice stays safe.
+  std::vector<u32> starts = {0};
+  for (size_t i = 0; i < cnt; i++)
+    if (rows[i] && rows[i]->id == BPF_OPC_JMP_CALL_LOCAL)
+      starts.push_back((u32)bpf_jump_target(*rows[i], insns[i], i));
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  std::vector<u8> sub_writes(starts.size(), 0);
+  auto subprog_of = [&](size_t i) {
+    return (size_t)(std::upper_bound(starts.begin(), starts.end(), (u32)i) - starts.begin()) - 1;
+  };
+  for (size_t i = 0, sp = 0; i < cnt; i++) {
+    while (sp + 1 < starts.size() && starts[sp + 1] <= i) sp++;
+    if (rows[i] && (insn_writes(bpf_form_of(*rows[i]), insns[i]) & kCalleeSaved))
+      sub_writes[sp] = 1;
+  }
 
   BpfExecProg p;
   p.code_.resize(cnt);
@@ -583,7 +654,7 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
     return absl::InvalidArgumentError(why + " at insn " + std::to_string(i));
   };
   for (size_t i = 0; i < cnt; i++) {
-    const bpf_opcode_desc *d = bpf_opcode_decode(insns, cnt, i, nullptr);
+    const bpf_opcode_desc *d = rows[i];
     const bpf_insn &in = insns[i];
     const bpf_form_desc &f = bpf_form_of(*d);
     if (f.kind == K_PACKET)
@@ -593,7 +664,13 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
     if (((f.flow & WR_DST) && in.dst_reg == BPF_REG_FP) ||
         ((f.flow & WR_SRC) && in.src_reg == BPF_REG_FP))
       return fail(i, "frame pointer is read only");
-    DInsn di{fast_labels[fast_handler(d->id, in)], in.imm, in.off, in.dst_reg, in.src_reg};
+    bool keeps_r6_r9 = false;
+    if (d->id == BPF_OPC_JMP_CALL_LOCAL)
+      keeps_r6_r9 = !sub_writes[subprog_of((size_t)bpf_jump_target(*d, in, i))];
+    else if (d->id == BPF_OPC_JMP_EXIT)
+      keeps_r6_r9 = !sub_writes[subprog_of(i)];
+    DInsn di{fast_labels[fast_handler(d->id, in, keeps_r6_r9)], in.imm, in.off, in.dst_reg,
+             in.src_reg};
     if (d->id == BPF_OPC_JMP_CALL_HELPER) {
       if (in.imm < 0 || (size_t)in.imm >= p.helpers_.size() || !p.helpers_[in.imm])
         return fail(i, "invalid func unknown#" + std::to_string(in.imm));

@@ -110,3 +110,70 @@ TEST_CASE("prepare: errors name the instruction", "[bpfvm][interp]") {
   REQUIRE_FALSE(p.ok());
   CHECK(p.status().message() == "ld_imm64 with src_reg 1 is not linked at insn 1");
 }
+
+// The fast mode skips saving r6-r9 around a call into a subprogram that writes none of them
+// (CALL_LOCAL_NOSAVE / EXIT_NOSAVE); one that writes them must still get the caller's back.
+TEST_CASE("fast run: r6-r9 survive calls with and without the save", "[bpfvm][interp]") {
+  auto insns = assemble(R"(
+    mov %r6, 6
+    mov %r7, 7
+    mov %r8, 8
+    mov %r9, 9
+    mov %r1, 100
+    call local leaf
+    mov %r1, %r0
+    call local clobber
+    mov %r1, %r0
+    call local nested
+    add %r0, %r6
+    add %r0, %r7
+    add %r0, %r8
+    add %r0, %r9
+    exit
+  leaf:
+    mov %r0, %r1
+    add %r0, 1
+    exit
+  clobber:
+    mov %r6, 1000
+    mov %r7, 2000
+    mov %r8, 3000
+    mov %r9, 4000
+    mov %r0, %r1
+    add %r0, %r6
+    exit
+  nested:
+    mov %r6, %r1
+    call local leaf
+    add %r0, %r6
+    exit
+  )");
+  BpfExecProg p = prepare(insns);
+  // leaf: 101; clobber: 1101; nested: r6 = 1101, leaf -> 1102, + 1101 = 2203; + 6+7+8+9.
+  const u64 want = 2203 + 30;
+  const u64 args[5] = {0, 0, 0, 0, 0};
+  CHECK(p.run_fast(args) == want);
+  BpfCheckedRunOpts o;
+  o.nargs = 0;
+  BpfRunResult r = p.run_checked(o);
+  REQUIRE(r.ok);
+  CHECK(r.r0 == want);
+}
+
+TEST_CASE("fast run: the call depth limit holds on the call form without a save",
+          "[bpfvm][interp]") {
+  // f calls itself forever and writes no r6-r9: the no-save call form must still stop at
+  // MAX_CALL_FRAMES (a warning and r0 = 0 in the fast mode, a fault in the checked one).
+  auto insns = assemble("call local f\nexit\nf:\ncall local f\nexit");
+  BpfExecProg p = prepare(insns);
+  emu::set_warnings_quiet(true);
+  emu::reset_warnings();
+  const u64 args[5] = {};
+  CHECK(p.run_fast(args) == 0);  // (the fault's WARN_ONCE may have fired in an earlier test)
+  emu::reset_warnings();
+  emu::set_warnings_quiet(false);
+  BpfCheckedRunOpts o;
+  BpfRunResult r = p.run_checked(o);
+  CHECK_FALSE(r.ok);
+  CHECK(r.reason.find("too deep") != std::string::npos);
+}
