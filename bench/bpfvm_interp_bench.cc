@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bench/bpfvm_interp_bench.cc: interpreter speed, ns per executed eBPF instruction (target S5),
-// on loop programs: ALU, ctx loads, stack spills, helper calls, local calls; fast and checked.
+// on loop programs: ALU, ctx loads, stack spills, helper calls, local calls; fast, safe (the
+// conformance plugin's mode for programs the verifier cannot finish) and checked.
 //
 // Each program loops kIters times (millions of instructions per run); the executed-instruction
 // count comes from one checked run, and the "ns_per_insn" counter is run time / instructions.
@@ -137,7 +138,9 @@ Prepared prepare(const char *src) {
   return {std::move(*prog), r.executed, r.r0};
 }
 
-void run_bench(benchmark::State &state, const char *src, bool checked) {
+enum class Mode { fast, safe, checked };
+
+void run_bench(benchmark::State &state, const char *src, Mode mode) {
   Prepared p = prepare(src);
   static Ctx ctx;
   BpfMemRegion region{(u64)(uintptr_t)&ctx, sizeof(ctx), false};
@@ -146,7 +149,9 @@ void run_bench(benchmark::State &state, const char *src, bool checked) {
   opts.regions = {&region, 1};
   opts.insn_budget = 1ull << 40;
   for (auto _ : state) {
-    u64 r0 = checked ? p.prog.run_checked(opts).r0 : p.prog.run_fast(&ctx);
+    u64 r0 = mode == Mode::checked ? p.prog.run_checked(opts).r0
+             : mode == Mode::safe  ? p.prog.run_safe(opts).r0
+                                   : p.prog.run_fast(&ctx);
     benchmark::DoNotOptimize(r0);
   }
   state.counters["insns"] = (double)p.executed;
@@ -157,9 +162,11 @@ void run_bench(benchmark::State &state, const char *src, bool checked) {
 }
 
 #define INTERP_BENCH(name, src)                                                          \
-  void BM_interp_##name##_fast(benchmark::State &s) { run_bench(s, src, false); }        \
+  void BM_interp_##name##_fast(benchmark::State &s) { run_bench(s, src, Mode::fast); }   \
   BENCHMARK(BM_interp_##name##_fast)->Unit(benchmark::kMillisecond);                     \
-  void BM_interp_##name##_checked(benchmark::State &s) { run_bench(s, src, true); }      \
+  void BM_interp_##name##_safe(benchmark::State &s) { run_bench(s, src, Mode::safe); }   \
+  BENCHMARK(BM_interp_##name##_safe)->Unit(benchmark::kMillisecond);                     \
+  void BM_interp_##name##_checked(benchmark::State &s) { run_bench(s, src, Mode::checked); } \
   BENCHMARK(BM_interp_##name##_checked)->Unit(benchmark::kMillisecond);
 
 INTERP_BENCH(alu, kAlu)

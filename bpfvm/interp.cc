@@ -8,6 +8,7 @@
 //   body: BpfInterp<true> adds the checks at dispatch and in the memory handlers.
 #include "bpfvm/interp.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -68,23 +69,65 @@ inline T *atomic_ptr(u64 addr) {
 constexpr u32 kCallerSaved = 0x3e;  // r1-r5
 constexpr u32 kFpBit = 1u << BPF_REG_FP;
 
-// Extra fast-mode handlers after the opcode-table rows: loads and stores based on r10.
-enum : int { kLdxFpDw = BPF_OPC_NR, kLdxFpW, kStxFpDw, kStxFpW, kFpEnd };
+// Extra fast-mode handlers after the opcode-table rows: loads and stores based on r10, and the
+// bpf-to-bpf call and exit of a subprogram that leaves r6-r9 alone (no save, no restore).
+enum : int {
+  kLdxFpDw = BPF_OPC_NR,
+  kLdxFpW,
+  kStxFpDw,
+  kStxFpW,
+  kCallLocalNoSave,
+  kExitNoSave,
+  kFpEnd
+};
 constexpr int kFpForms = (int)kFpEnd - (int)BPF_OPC_NR;
+constexpr u32 kCalleeSaved = 0x3c0;  // r6-r9
 
-// The fast-mode handler index of an instruction with opcode-table row id.
-int fast_handler(int id, const bpf_insn &in) {
+// The fast-mode handler index of an instruction with opcode-table row id. keeps_r6_r9: for a
+// local call, the callee's subprogram writes none of r6-r9; for an exit, its own subprogram.
+int fast_handler(int id, const bpf_insn &in, bool keeps_r6_r9) {
   if (id == BPF_OPC_LDX_MEM_DW && in.src_reg == BPF_REG_FP) return kLdxFpDw;
   if (id == BPF_OPC_LDX_MEM_W && in.src_reg == BPF_REG_FP) return kLdxFpW;
   if (id == BPF_OPC_STX_MEM_DW && in.dst_reg == BPF_REG_FP) return kStxFpDw;
   if (id == BPF_OPC_STX_MEM_W && in.dst_reg == BPF_REG_FP) return kStxFpW;
+  if (id == BPF_OPC_JMP_CALL_LOCAL && keeps_r6_r9) return kCallLocalNoSave;
+  if (id == BPF_OPC_JMP_EXIT && keeps_r6_r9) return kExitNoSave;
   return id;
+}
+
+// The safe-mode handler index: the r10 forms only for an access inside the current frame.
+int safe_handler(int id, const bpf_insn &in) {
+  const int h = fast_handler(id, in, false);
+  const s32 off = in.off;
+  switch (h) {
+    case kLdxFpDw:
+    case kStxFpDw:
+      return off >= -MAX_BPF_STACK && off <= -8 ? h : id;
+    case kLdxFpW:
+    case kStxFpW:
+      return off >= -MAX_BPF_STACK && off <= -4 ? h : id;
+    default:
+      return h;
+  }
+}
+
+// Registers an instruction writes (the opcode table's data flow; a call's clobbers of r1-r5
+// are left out: only r6-r9 matter here).
+u32 insn_writes(const bpf_form_desc &f, const bpf_insn &in) {
+  u32 w = 0;
+  if (f.flow & WR_DST) w |= 1u << in.dst_reg;
+  if (f.flow & WR_SRC) w |= 1u << in.src_reg;
+  if (f.flow & WR_R0) w |= 1u;
+  return w;
 }
 
 }  // namespace
 
-template <bool Checked>
+// Checked: per-instruction register and budget checks, checked-mode handlers. Safe (only with
+// !Checked): the fast handlers, with every memory access bounds-checked and the back-edge budget.
+template <bool Checked, bool Safe>
 struct BpfInterp {
+  static constexpr bool kMemChecked = Checked || Safe;  // bounds checks, faults reported
   using DInsn = BpfExecProg::DInsn;
 
   struct Frame {
@@ -98,9 +141,9 @@ struct BpfInterp {
                  BpfRunResult *res, const void *const **labels_out);
 };
 
-template <bool Checked>
-u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
-                            const BpfCheckedRunOpts *opts, BpfRunResult *res,
+template <bool Checked, bool Safe>
+u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
+                                  const BpfCheckedRunOpts *opts, BpfRunResult *res,
                             const void *const **labels_out) {
   // One handler per opcode-table row, then the fast mode's frame-pointer forms (kFpForms).
   static const void *const kLabels[BPF_OPC_NR + kFpForms] = {
@@ -108,13 +151,16 @@ u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
 #include "bpfvm/opcodes.def"
 #undef BPF_OPCODE
       &&op_LDX_FP_DW, &&op_LDX_FP_W, &&op_STX_FP_DW, &&op_STX_FP_W,
+      &&op_CALL_LOCAL_NOSAVE, &&op_EXIT_NOSAVE,
   };
   if (labels_out) {
     *labels_out = kLabels;
     return 0;
   }
 
-  const DInsn *const base = Checked ? prog->ccode_.data() : prog->code_.data();
+  const DInsn *const base = Checked ? prog->ccode_.data()
+                            : Safe  ? prog->scode_.data()
+                                    : prog->code_.data();
   const DInsn *pc = base;
   const bpf_func_t *const helpers = prog->helpers_.data();
   const size_t nr_helpers = prog->helpers_.size();
@@ -123,8 +169,11 @@ u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
   u64 R[MAX_BPF_REG] = {};
   alignas(16) u8 stack[MAX_CALL_FRAMES * MAX_BPF_STACK];
   const u64 stack_top = (u64)(uintptr_t)(stack + sizeof(stack));
+  // The caller frames of the active calls: frames[0, top). A pointer rather than an index: the
+  // call and exit paths then need no multiply by sizeof(Frame).
   Frame frames[MAX_CALL_FRAMES];
-  int depth = 0;
+  Frame *top = frames;
+  Frame *const frames_full = frames + (MAX_CALL_FRAMES - 1);
 
   // Checked-mode state.
   u32 init = kFpBit;
@@ -138,15 +187,26 @@ u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
   // The frame pointer, kept in a local (a register) as well as in R[10]: stack accesses are
   // most of the memory traffic of compiled programs, and this saves them the R[10] load.
   u64 fp = stack_top;
-  if constexpr (Checked) {
+  if constexpr (kMemChecked) {
+    // Deterministic: a program never reads the host's stack garbage.
     std::memset(stack, 0, sizeof(stack));
-    for (int i = 0; i < opts->nargs && i < 5; i++) init |= 1u << (i + 1);
     budget = opts->insn_budget;
   }
+  if constexpr (Checked)
+    for (int i = 0; i < opts->nargs && i < 5; i++) init |= 1u << (i + 1);
 
   // Checked mode: bounds of one access against the active frames' stack, the declared regions
   // and the oracle. Overflow-safe: never computes addr + len.
+  // The first declared region is copied into locals: stores of the program may alias *opts as
+  // far as the compiler knows, and would otherwise force reloads at every access.
+  BpfMemRegion region0{1, 0, false};  // (matches nothing when there is no region)
+  if constexpr (kMemChecked)
+    if (!opts->regions.empty()) region0 = opts->regions[0];
+  const u64 r0_start = region0.start, r0_len = region0.len;
+  const bool r0_writable = region0.writable;
   auto mem_ok = [&](u64 addr, u64 len, bool write) -> bool {
+    if (addr >= r0_start && addr - r0_start <= r0_len && len <= r0_len - (addr - r0_start))
+      return !write || r0_writable;
     const u64 lo = R[BPF_REG_FP] - MAX_BPF_STACK;
     if (addr >= lo && addr <= stack_top && len <= stack_top - addr) return true;
     for (const BpfMemRegion &r : opts->regions) {
@@ -178,15 +238,34 @@ u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
     ++pc;      \
     DISPATCH(); \
   } while (0)
-#define JUMP_IF(cond)       \
-  do {                      \
-    if (cond) pc += pc->off; \
-    ++pc;                   \
-    DISPATCH();             \
+// Safe mode: a taken backward jump is charged the instructions it jumps back over (one loop
+// iteration's straight-line length), so that every loop runs down the budget.
+#define BACK_EDGE(delta)                                                                   \
+  do {                                                                                     \
+    if constexpr (Safe) {                                                                  \
+      if ((delta) < 0) {                                                                   \
+        const u64 cost_ = (u64)(-(s64)(delta));                                            \
+        if (unlikely(budget < cost_)) {                                                    \
+          std::snprintf(why, sizeof(why), "instruction budget of %llu exhausted",          \
+                        (unsigned long long)opts->insn_budget);                            \
+          goto fault;                                                                      \
+        }                                                                                  \
+        budget -= cost_;                                                                   \
+      }                                                                                    \
+    }                                                                                      \
+  } while (0)
+#define JUMP_IF(cond)        \
+  do {                       \
+    if (cond) {              \
+      BACK_EDGE(pc->off);    \
+      pc += pc->off;         \
+    }                        \
+    ++pc;                    \
+    DISPATCH();              \
   } while (0)
 #define MEMCHECK(addr, len, write)                                                             \
   do {                                                                                         \
-    if constexpr (Checked) {                                                                   \
+    if constexpr (kMemChecked) {                                                                   \
       if (unlikely(!mem_ok((addr), (len), (write)))) {                                         \
         std::snprintf(why, sizeof(why), "invalid memory %s of %d bytes at 0x%llx",             \
                       (write) ? "write" : "read", (int)(len), (unsigned long long)(addr));     \
@@ -197,7 +276,7 @@ u64 BpfInterp<Checked>::run(const BpfExecProg *prog, const u64 *args,
 #define ATOMICCHECK(addr, len)                                                                   \
   do {                                                                                           \
     MEMCHECK(addr, len, true);                                                                   \
-    if constexpr (Checked) {                                                                     \
+    if constexpr (kMemChecked) {                                                                     \
       if (unlikely((addr) % (len))) {                                                            \
         std::snprintf(why, sizeof(why), "misaligned atomic access of %d bytes at 0x%llx",        \
                       (int)(len), (unsigned long long)(addr));                                   \
@@ -325,9 +404,11 @@ op_ALU64_BSWAP64:
 
   // --- JMP / JMP32 ------------------------------------------------------------------------
 op_JMP_JA:
+  BACK_EDGE(pc->off);
   pc += pc->off + 1;
   DISPATCH();
 op_JMP32_JA:
+  BACK_EDGE(pc->imm);
   pc += (s64)pc->imm + 1;
   DISPATCH();
 
@@ -378,11 +459,12 @@ op_JMP_CALLX: {
   NEXT();
 }
 op_JMP_CALL_LOCAL: {
-  if (unlikely(depth + 1 >= MAX_CALL_FRAMES)) {
-    std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep", depth + 2);
+  if (unlikely(top == frames_full)) {
+    std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep",
+                  (int)(top - frames) + 2);
     goto fault;
   }
-  Frame &f = frames[depth++];
+  Frame &f = *top++;
   f.ret = pc + 1;
   f.saved[0] = R[6];
   f.saved[1] = R[7];
@@ -396,16 +478,36 @@ op_JMP_CALL_LOCAL: {
   pc += (s64)pc->imm + 1;
   DISPATCH();
 }
+  // Fast mode: a call into a subprogram whose instructions write none of r6-r9 (prepare()
+  // checked): the caller's r6-r9 survive the call without a copy. Its exits are EXIT_NOSAVE.
+op_CALL_LOCAL_NOSAVE: {
+  if (unlikely(top == frames_full)) {
+    std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep",
+                  (int)(top - frames) + 2);
+    goto fault;
+  }
+  (top++)->ret = pc + 1;
+  R[BPF_REG_FP] -= MAX_BPF_STACK;
+  fp -= MAX_BPF_STACK;
+  pc += (s64)pc->imm + 1;
+  DISPATCH();
+}
+op_EXIT_NOSAVE:
+  if (top == frames) return R[0];
+  pc = (--top)->ret;
+  R[BPF_REG_FP] += MAX_BPF_STACK;
+  fp += MAX_BPF_STACK;
+  DISPATCH();
 op_JMP_EXIT: {
-  if (depth == 0) {
-    if constexpr (Checked) {
+  if (top == frames) {
+    if constexpr (kMemChecked) {
       res->ok = true;
       res->r0 = R[0];
       res->executed = opts->insn_budget - budget;
     }
     return R[0];
   }
-  const Frame &f = frames[--depth];
+  const Frame &f = *--top;
   R[6] = f.saved[0];
   R[7] = f.saved[1];
   R[8] = f.saved[2];
@@ -534,7 +636,7 @@ op_STX_FP_W:
 #undef XCHG
 
 fault:
-  if constexpr (Checked) {
+  if constexpr (kMemChecked) {
     res->ok = false;
     res->insn = (size_t)(pc - base);
     res->reason = why;
@@ -549,6 +651,7 @@ fault:
 #undef DISPATCH
 #undef NEXT
 #undef JUMP_IF
+#undef BACK_EDGE
 #undef MEMCHECK
 #undef ATOMICCHECK
 #undef D
@@ -559,23 +662,49 @@ fault:
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the interpreter assumes a little-endian host");
 
-template struct BpfInterp<false>;
-template struct BpfInterp<true>;
+template struct BpfInterp<false, false>;
+template struct BpfInterp<false, true>;
+template struct BpfInterp<true, false>;
 
 absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
   const bpf_insn *insns = lp.insns.data();
   const size_t cnt = lp.insns.size();
   std::string err;
   size_t bad = 0;
-  if (!bpf_check_prog_layout(insns, cnt, &err, &bad)) return absl::InvalidArgumentError(err);
+  std::vector<const bpf_opcode_desc *> rows;
+  if (!bpf_check_prog_layout(insns, cnt, &err, &bad, BPF_CPU_V4, &rows))
+    return absl::InvalidArgumentError(err);
 
   const void *const *fast_labels = nullptr;
+  const void *const *safe_labels = nullptr;
   const void *const *checked_labels = nullptr;
-  BpfInterp<false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
-  BpfInterp<true>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
+  BpfInterp<false, false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
+  BpfInterp<false, true>::run(nullptr, nullptr, nullptr, nullptr, &safe_labels);
+  BpfInterp<true, false>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
+
+  // Subprograms for the fast mode's call/exit forms: a local call's target starts one; each
+  // runs to the next start. Per subprogram, whether any of its own instructions writes r6-r9
+  // (its callees save and restore for themselves). A callback subprogram that no call names
+  // here merges into the one before it, which can only add writes: the choice stays safe.
+  std::vector<u32> starts = {0};
+  for (size_t i = 0; i < cnt; i++)
+    if (rows[i] && rows[i]->id == BPF_OPC_JMP_CALL_LOCAL)
+      starts.push_back((u32)bpf_jump_target(*rows[i], insns[i], i));
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  std::vector<u8> sub_writes(starts.size(), 0);
+  auto subprog_of = [&](size_t i) {
+    return (size_t)(std::upper_bound(starts.begin(), starts.end(), (u32)i) - starts.begin()) - 1;
+  };
+  for (size_t i = 0, sp = 0; i < cnt; i++) {
+    while (sp + 1 < starts.size() && starts[sp + 1] <= i) sp++;
+    if (rows[i] && (insn_writes(bpf_form_of(*rows[i]), insns[i]) & kCalleeSaved))
+      sub_writes[sp] = 1;
+  }
 
   BpfExecProg p;
   p.code_.resize(cnt);
+  p.scode_.resize(cnt);
   p.ccode_.resize(cnt);
   p.meta_.resize(cnt);
   p.helpers_.assign(lp.helpers.begin(), lp.helpers.end());
@@ -583,7 +712,7 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
     return absl::InvalidArgumentError(why + " at insn " + std::to_string(i));
   };
   for (size_t i = 0; i < cnt; i++) {
-    const bpf_opcode_desc *d = bpf_opcode_decode(insns, cnt, i, nullptr);
+    const bpf_opcode_desc *d = rows[i];
     const bpf_insn &in = insns[i];
     const bpf_form_desc &f = bpf_form_of(*d);
     if (f.kind == K_PACKET)
@@ -593,7 +722,13 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
     if (((f.flow & WR_DST) && in.dst_reg == BPF_REG_FP) ||
         ((f.flow & WR_SRC) && in.src_reg == BPF_REG_FP))
       return fail(i, "frame pointer is read only");
-    DInsn di{fast_labels[fast_handler(d->id, in)], in.imm, in.off, in.dst_reg, in.src_reg};
+    bool keeps_r6_r9 = false;
+    if (d->id == BPF_OPC_JMP_CALL_LOCAL)
+      keeps_r6_r9 = !sub_writes[subprog_of((size_t)bpf_jump_target(*d, in, i))];
+    else if (d->id == BPF_OPC_JMP_EXIT)
+      keeps_r6_r9 = !sub_writes[subprog_of(i)];
+    DInsn di{fast_labels[fast_handler(d->id, in, keeps_r6_r9)], in.imm, in.off, in.dst_reg,
+             in.src_reg};
     if (d->id == BPF_OPC_JMP_CALL_HELPER) {
       if (in.imm < 0 || (size_t)in.imm >= p.helpers_.size() || !p.helpers_[in.imm])
         return fail(i, "invalid func unknown#" + std::to_string(in.imm));
@@ -621,6 +756,10 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
       set_inline_fn(p.code_[i], p.helpers_[(size_t)in.imm]);
     else if (d->id == BPF_OPC_JMP_CALL_KFUNC)
       set_inline_fn(p.code_[i], p.kfuncs_[(size_t)di.imm]);
+    // Safe mode: the fast handlers, except the no-save call forms (an unverified program may
+    // leave a subprogram by a jump) and r10 forms whose access is not inside the frame.
+    p.scode_[i] = p.code_[i];
+    p.scode_[i].op = safe_labels[safe_handler(d->id, in)];
     di.op = checked_labels[d->id];
     p.ccode_[i] = di;
     p.meta_[i] = m;
@@ -629,6 +768,7 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
       i++;
       p.code_[i] = DInsn{nullptr, insns[i].imm, 0, 0, 0};
       p.ccode_[i] = p.code_[i];
+      p.scode_[i] = p.code_[i];
       p.meta_[i] = m;
     }
   }
@@ -636,13 +776,75 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
 }
 
 u64 BpfExecProg::run_fast(const u64 args[5]) const {
-  return BpfInterp<false>::run(this, args, nullptr, nullptr, nullptr);
+  return BpfInterp<false, false>::run(this, args, nullptr, nullptr, nullptr);
+}
+
+BpfRunResult BpfExecProg::run_safe(const BpfCheckedRunOpts &opts) const {
+  BpfRunResult res;
+  BpfInterp<false, true>::run(this, opts.args.data(), &opts, &res, nullptr);
+  return res;
 }
 
 BpfRunResult BpfExecProg::run_checked(const BpfCheckedRunOpts &opts) const {
   BpfRunResult res;
-  BpfInterp<true>::run(this, opts.args.data(), &opts, &res, nullptr);
+  BpfInterp<true, false>::run(this, opts.args.data(), &opts, &res, nullptr);
   return res;
+}
+
+bool BpfExecProg::regs_initialised_before_use(u8 nargs) const {
+  // A must-analysis over the control-flow graph: in[i] = registers written on every path from
+  // the entry to i, met by AND. The transfer functions are the checked mode's bookkeeping.
+  const size_t cnt = code_.size();
+  if (!cnt) return true;
+  std::vector<u16> in(cnt, 0);
+  std::vector<u8> seen(cnt, 0);
+  std::vector<u32> work;
+  auto merge = [&](s64 t, u32 m) {
+    if (t < 0 || (size_t)t >= cnt) return;  // (prepare() checked every target)
+    const u16 mm = (u16)m;
+    if (!seen[t]) {
+      seen[t] = 1;
+      in[t] = mm;
+      work.push_back((u32)t);
+    } else if ((in[t] & mm) != in[t]) {
+      in[t] &= mm;
+      work.push_back((u32)t);
+    }
+  };
+  u32 entry = kFpBit;
+  for (int r = 1; r <= nargs && r <= 5; r++) entry |= 1u << r;
+  merge(0, entry);
+  while (!work.empty()) {
+    const u32 i = work.back();
+    work.pop_back();
+    const CheckMeta &m = meta_[i];
+    const bpf_opcode_desc &d = bpf_opcode_table[m.id];
+    const bpf_form_desc &f = bpf_form_of(d);
+    const DInsn &di = ccode_[i];
+    const u32 cur = in[i];
+    const u32 out = cur | m.wr;
+    switch (f.kind) {
+      case K_EXIT:
+        break;
+      case K_JUMP:
+        merge((s64)i + 1 + (d.form == F_GOTOL ? di.imm : di.off), out);
+        break;
+      case K_COND_JUMP:
+        merge((s64)i + 1, out);
+        merge((s64)i + 1 + di.off, out);
+        break;
+      case K_CALL:
+        if (m.id == BPF_OPC_JMP_CALL_LOCAL) merge((s64)i + 1 + di.imm, (cur & kCallerSaved) | kFpBit);
+        merge((s64)i + 1, (out & ~kCallerSaved) | 1u);
+        break;
+      default:
+        merge((s64)i + f.slots, out);
+        break;
+    }
+  }
+  for (size_t i = 0; i < cnt; i++)
+    if (seen[i] && (meta_[i].rd & ~in[i])) return false;
+  return true;
 }
 
 }  // namespace umemcg::emu

@@ -22,9 +22,15 @@
 //        are caught, an instruction budget bounds the run, the call depth is limited to
 //        MAX_CALL_FRAMES, and a fault returns the instruction index and a reason instead of
 //        crashing. For tests, fuzzing and the conformance plugin.
+//      - run_safe(): the fast handlers plus the checked mode's memory bounds checks, call depth
+//        limit and a back-edge budget, without register tracking. For unverified programs whose
+//        register initialisation a static analysis proves (regs_initialised_before_use()): the
+//        conformance plugin's long loops run at the fast mode's speed and cannot crash the host.
 //
 // Mirrors: kernel/bpf/core.c (___bpf_prog_run(), the interpreter; Linux 6.19)
-// Emulation: the kernel interpreter trusts the verifier entirely; the checked mode is ours.
+// Emulation: the kernel interpreter trusts the verifier entirely; the checked and safe modes
+//   are ours. The safe mode's budget charges each taken backward jump with the instructions it
+//   jumps back over, an estimate of the executed count (the checked mode counts exactly).
 // Emulation: r10 frames are MAX_BPF_STACK (512) bytes each, one per call depth, in one stack
 //   array of the run (the kernel's interpreter sizes each frame to the verified stack depth).
 // Emulation: callx (BPF_JMP | BPF_CALL | BPF_X) calls the helper whose id is in dst_reg, as the
@@ -100,8 +106,19 @@ class BpfExecProg {
     const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
     return run_fast(args);
   }
+  // Safe mode: the fast handlers (same speed on loops and calls), with every memory access
+  // bounds-checked like the checked mode (stack of the active frames, opts.regions, opts.mem_ok),
+  // the call depth limit, and a budget: each taken backward jump is charged the instructions
+  // it jumps back over, and the run stops when opts.insn_budget is spent (`executed` is that
+  // charge). Registers are not tracked: r1..r5 start at opts.args, the others at 0, so use it for programs where regs_initialised_before_use() holds; then its results are the
+  // checked mode's. For unverified programs that must run fast (the conformance plugin).
+  BpfRunResult run_safe(const BpfCheckedRunOpts &opts) const;
   // Checked mode: same semantics, every fault reported.
   BpfRunResult run_checked(const BpfCheckedRunOpts &opts) const;
+  // True when, on every path, each register is written before it is read (r1..r<nargs> and r10
+  // are at entry; calls follow the checked mode's rules): the checked mode's "!read_ok" fault
+  // cannot happen. Conservative: false may be a path the program never takes.
+  bool regs_initialised_before_use(u8 nargs) const;
 
   size_t insn_cnt() const { return code_.size(); }
 
@@ -136,10 +153,11 @@ class BpfExecProg {
 
  private:
   BpfExecProg() = default;
-  template <bool Checked>
+  template <bool Checked, bool Safe>
   friend struct BpfInterp;
 
   std::vector<DInsn> code_;     // fast-mode handlers
+  std::vector<DInsn> scode_;    // safe-mode handlers
   std::vector<DInsn> ccode_;    // checked-mode handlers
   std::vector<CheckMeta> meta_;
   std::vector<bpf_func_t> helpers_;

@@ -193,7 +193,7 @@ const bpf_opcode_desc *bpf_opcode_decode(const bpf_insn *insns, size_t cnt, size
 }
 
 bool bpf_check_prog_layout(const bpf_insn *insns, size_t cnt, std::string *err, size_t *bad_idx,
-                           u8 max_cpu) {
+                           u8 max_cpu, std::vector<const bpf_opcode_desc *> *descs) {
   auto fail = [&](size_t i, const std::string &why) {
     if (err) *err = why + " at insn " + std::to_string(i);
     if (bad_idx) *bad_idx = i;
@@ -202,21 +202,24 @@ bool bpf_check_prog_layout(const bpf_insn *insns, size_t cnt, std::string *err, 
   if (cnt == 0) return fail(0, "empty program");
   if (cnt > BPF_MAX_PROG_INSNS) return fail(0, "program too large");
   std::string why;
-  // Pass 1: decode; mark the second slots of ld_imm64.
-  std::string second(cnt, 0);
+  // Pass 1: decode; the second slots of ld_imm64 keep a nullptr row.
+  std::vector<const bpf_opcode_desc *> local;
+  std::vector<const bpf_opcode_desc *> &rows = descs ? *descs : local;
+  rows.assign(cnt, nullptr);
   const bpf_opcode_desc *last = nullptr;
   size_t last_idx = 0;
   for (size_t i = 0; i < cnt; i++) {
     const bpf_opcode_desc *d = bpf_opcode_decode(insns, cnt, i, &why, max_cpu);
     if (!d) return fail(i, why);
+    rows[i] = d;
     last = d;
     last_idx = i;
-    if (bpf_form_of(*d).slots == 2) second[++i] = 1;
+    if (bpf_form_of(*d).slots == 2) i++;
   }
   // Pass 2: control-flow targets.
   for (size_t i = 0; i < cnt; i++) {
-    if (second[i]) continue;
-    const bpf_opcode_desc *d = bpf_opcode_decode(insns, cnt, i, nullptr, max_cpu);
+    const bpf_opcode_desc *d = rows[i];
+    if (!d) continue;
     const bpf_form_desc &f = bpf_form_of(*d);
     bool is_jump = f.kind == K_JUMP || f.kind == K_COND_JUMP;
     bool is_local_call = d->id == BPF_OPC_JMP_CALL_LOCAL;
@@ -226,7 +229,7 @@ bool bpf_check_prog_layout(const bpf_insn *insns, size_t cnt, std::string *err, 
       if (is_local_call) return fail(i, "call to invalid destination");
       return fail(i, "jump out of range from insn " + std::to_string(i) + " to " + std::to_string(t));
     }
-    if (second[t]) return fail(i, "jump into the middle of ldimm64 insn " + std::to_string(t - 1));
+    if (!rows[t]) return fail(i, "jump into the middle of ldimm64 insn " + std::to_string(t - 1));
   }
   const bpf_form_desc &lf = bpf_form_of(*last);
   if (lf.kind != K_EXIT && lf.kind != K_JUMP) return fail(last_idx, "last insn is not an exit or jmp");

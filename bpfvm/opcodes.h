@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "bpfvm/insn.h"
@@ -149,8 +150,11 @@ const bpf_opcode_desc *bpf_opcode_decode(const bpf_insn *insns, size_t cnt, size
 // instruction decodes (bpf_opcode_decode), jump and local-call targets are inside the program
 // and not in the middle of a ld_imm64, and the last instruction is an exit or a jump.
 // Returns true, or false with *err = "<reason> at insn <idx>" style text and *bad_idx set.
+// With descs, a successful check leaves each instruction's row there (nullptr for the second
+// slot of a ld_imm64), so that callers need not decode again.
 bool bpf_check_prog_layout(const bpf_insn *insns, size_t cnt, std::string *err, size_t *bad_idx,
-                           u8 max_cpu = BPF_CPU_V4);
+                           u8 max_cpu = BPF_CPU_V4,
+                           std::vector<const bpf_opcode_desc *> *descs = nullptr);
 
 // Target index of a jump (K_JUMP/K_COND_JUMP) or local call row at idx.
 inline s64 bpf_jump_target(const bpf_opcode_desc &d, const bpf_insn &insn, size_t idx) {

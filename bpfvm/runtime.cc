@@ -135,6 +135,7 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
   const BpfProgram &spec = *p.spec_;
   const std::string who = "program '" + spec.name + "'";
   if (opts.verify) p.verdict_ = bpf_runtime_verify(obj_, spec, opts.log_level);
+  p.run_unverified_ = opts.run_unverified;
 
   p.insns_ = spec.insns;
   std::vector<bpf_insn> &insns = p.insns_;

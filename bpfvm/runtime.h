@@ -30,6 +30,11 @@
 //  - a checked run that faults (or that leaves a ring-buffer record or a bpf_spin_lock behind)
 //    ends with an error instead of the kernel's oops; held locks are released and outstanding
 //    records discarded.
+//  - the kernel refuses to load a program its verifier rejects. Here every program of an object
+//    links (so that tools can show verdicts, logs and disassembly), but one the verifier did not
+//    accept is refused at run time (run(), bpf_prog_test_run()) with the verifier's reason,
+//    unless the link options opt in with run_unverified: then it runs in the checked
+//    interpreter (tests of the checked path, and tools that say so).
 #pragma once
 
 #include "shim/thread_annotations.h"  // before abseil, see bpfvm/map.h
@@ -52,6 +57,9 @@ class BpfLoadedObject;
 struct BpfLinkOptions {
   bool verify = true;  // run the verifier (when available) on every program
   u32 log_level = 1;   // verifier log level
+  // Opt-in: run programs the verifier did not accept (or did not examine: verify = false) in
+  // the checked interpreter instead of refusing them.
+  bool run_unverified = false;
 };
 
 // The result of one program run.
@@ -83,6 +91,11 @@ class BpfLoadedProg {
 
   // THE execution-mode switch: fast mode only for programs the verifier accepted.
   bool fast() const { return verdict_.available && verdict_.accepted; }
+  // Whether run() runs the program: accepted by the verifier, or linked with run_unverified
+  // (then in the checked interpreter).
+  bool runnable() const { return fast() || run_unverified_; }
+  // Why run() refuses the program (empty when runnable()).
+  std::string refusal() const;
 
   // Runs the program on the current task with r1 = ctx (ctx_size bytes the program may access,
   // writable unless ctx_rdonly). Must run on a machine task (or attached thread).
@@ -99,6 +112,7 @@ class BpfLoadedProg {
   std::unique_ptr<BpfExecProg> exec_;
   std::deque<BpfCallback> callbacks_;  // stable addresses: programs load them
   BpfVerdict verdict_;
+  bool run_unverified_ = false;
 };
 
 class BpfLoadedObject {
@@ -162,7 +176,9 @@ struct BpfTestRunResult {
 // flags/batch_size (-EINVAL), a ctx larger than 65535 or smaller than the largest ctx offset the
 // program reads (-EINVAL), program types without a test-run (-ENOTSUPP); runs the program
 // synchronously on the calling task, pinned to its vCPU; copies the ctx back into ctx_in.
-// A checked run that faults gives -EFAULT with the fault in `error`.
+// A checked run that faults gives -EFAULT with the fault in `error`. A program the verifier did
+// not accept (and not linked with run_unverified) gives the verifier's error (-EACCES when it
+// was not verified) with the reason in `error`, as its BPF_PROG_LOAD would have.
 BpfTestRunResult bpf_prog_test_run(BpfLoadedProg &prog, BpfTestRunOpts &opts);
 
 }  // namespace umemcg::emu

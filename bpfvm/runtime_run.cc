@@ -81,10 +81,23 @@ const BpfCallback *BpfLoadedProg::find_callback(u64 value) const {
   return nullptr;
 }
 
+std::string BpfLoadedProg::refusal() const {
+  if (runnable()) return "";
+  if (!verdict_.available)
+    return "program '" + name() + "' was not verified (link with run_unverified to run it checked)";
+  return "the verifier rejected program '" + name() + "': " + verdict_.error;
+}
+
 // noinline: its frame address bounds the host stack window from above (the interpreter runs
 // below it).
 __attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx_size,
                                                                bool ctx_rdonly) {
+  if (!runnable()) {
+    // Emulation: the kernel would not have loaded it (see runtime.h).
+    BpfProgRunResult refused;
+    refused.fault = refusal();
+    return refused;
+  }
   bpf_run_ctx rc;
   rc.checked = !fast();
   rc.prog = this;
@@ -162,6 +175,10 @@ BpfTestRunResult bpf_prog_test_run(BpfLoadedProg &prog, BpfTestRunOpts &opts) {
     return fail(-EINVAL, "ctx_in of " + std::to_string(opts.ctx_in.size()) +
                              " bytes is smaller than the program reads (" +
                              std::to_string(prog.verdict().max_ctx_offset) + ")");
+  // The command's own checks come first; then a program the kernel would not have loaded.
+  if (!prog.runnable())
+    return fail(prog.verdict().available && prog.verdict().err ? prog.verdict().err : -EACCES,
+                prog.refusal());
   if (!current) return fail(-EINVAL, "no task context: run it on a machine task");
 
   // memdup_user(): an 8-byte aligned kernel copy of the context.

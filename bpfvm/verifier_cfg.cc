@@ -9,7 +9,6 @@
 //   exploration. Liveness is a plain backward data-flow over the CFG, used only to ignore
 //   dead registers when comparing states.
 #include <algorithm>
-#include <functional>
 
 #include "bpfvm/verifier_state.h"
 
@@ -88,45 +87,52 @@ int check_subprogs(bpf_verifier_env &env) {
   return 0;
 }
 
-// Successors of insn i inside its subprogram (calls: the next instruction; callees are
-// entered through `extra`).
-static void successors(const bpf_verifier_env &env, u32 i, std::vector<u32> &out,
-                       std::vector<u32> *extra) {
-  out.clear();
+// Successors of insn i inside its subprogram, into out[0..return value) (at most 2; calls: the
+// next instruction; callees are entered through callee_entry()). No container: this runs for
+// every instruction on every pass of the data-flow fixpoints below.
+static int successors(const bpf_verifier_env &env, u32 i, u32 out[2]) {
   const bpf_opcode_desc *d = env.aux[i].desc;
   const bpf_form_desc &f = bpf_form_of(*d);
   const bpf_insn &insn = env.insns[i];
   switch (f.kind) {
     case bpf_opc::K_EXIT:
-      return;
+      return 0;
     case bpf_opc::K_JUMP:
-      out.push_back((u32)bpf_jump_target(*d, insn, i));
-      return;
+      out[0] = (u32)bpf_jump_target(*d, insn, i);
+      return 1;
     case bpf_opc::K_COND_JUMP:
-      out.push_back(i + 1);
-      out.push_back((u32)bpf_jump_target(*d, insn, i));
-      return;
+      out[0] = i + 1;
+      out[1] = (u32)bpf_jump_target(*d, insn, i);
+      return 2;
     default:
-      out.push_back(i + f.slots);
-      if (extra && (bpf_pseudo_call(insn) || is_func_ref(insn)))
-        extra->push_back((u32)((s64)i + insn.imm + 1));
-      return;
+      out[0] = i + f.slots;
+      return 1;
   }
+}
+
+// The subprogram a bpf-to-bpf call or a callback reference at insn i enters, or -1.
+static s64 callee_entry(const bpf_verifier_env &env, u32 i) {
+  const bpf_insn &insn = env.insns[i];
+  if (bpf_pseudo_call(insn) || is_func_ref(insn)) return (s64)i + insn.imm + 1;
+  return -1;
 }
 
 int check_cfg(bpf_verifier_env &env) {
   const u32 cnt = (u32)env.insns.size();
   std::vector<u8> seen(cnt, 0);
-  std::vector<u32> work = {0}, succ, entries;
+  std::vector<u32> work;
+  work.reserve(cnt);
+  work.push_back(0);
   seen[0] = 1;
   env.aux[0].prune_point = true;
   while (!work.empty()) {
     const u32 i = work.back();
     work.pop_back();
-    entries.clear();
-    successors(env, i, succ, &entries);
+    u32 succ[2];
+    const int n = successors(env, i, succ);
     const bpf_form_desc &f = bpf_form_of(*env.aux[i].desc);
-    for (u32 s : succ) {
+    for (int k = 0; k < n; k++) {
+      const u32 s = succ[k];
       if (f.kind == bpf_opc::K_JUMP || f.kind == bpf_opc::K_COND_JUMP || f.kind == bpf_opc::K_CALL)
         env.aux[s].prune_point = true;
       if (!seen[s]) {
@@ -134,7 +140,9 @@ int check_cfg(bpf_verifier_env &env) {
         work.push_back(s);
       }
     }
-    for (u32 s : entries) {
+    const s64 e = callee_entry(env, i);
+    if (e >= 0) {
+      const u32 s = (u32)e;
       env.aux[s].prune_point = true;
       if (!seen[s]) {
         seen[s] = 1;
@@ -177,16 +185,16 @@ void compute_live_registers(bpf_verifier_env &env) {
     def[i] = (u16)(w & ~u);
     use[i] = u;
   }
-  std::vector<u32> succ;
   bool changed = true;
   while (changed) {
     changed = false;
     for (u32 k = cnt; k-- > 0;) {
       if (!env.aux[k].desc) continue;
-      successors(env, k, succ, nullptr);
+      u32 succ[2];
+      const int n = successors(env, k, succ);
       u16 out = 0;
-      for (u32 s : succ)
-        if (s < cnt) out |= env.aux[s].live_in;
+      for (int j = 0; j < n; j++)
+        if (succ[j] < cnt) out |= env.aux[succ[j]].live_in;
       const u16 in = (u16)(use[k] | (out & ~def[k]) | (1u << BPF_REG_FP));
       if (in != env.aux[k].live_in) {
         env.aux[k].live_in = in;
@@ -199,7 +207,6 @@ void compute_live_registers(bpf_verifier_env &env) {
 void compute_precise_registers(bpf_verifier_env &env) {
   using namespace bpf_opc;
   const u32 cnt = (u32)env.insns.size();
-  std::vector<u32> succ;
   bool changed = true;
   while (changed) {
     changed = false;
@@ -208,10 +215,11 @@ void compute_precise_registers(bpf_verifier_env &env) {
       if (!d) continue;
       const bpf_form_desc &f = bpf_form_of(*d);
       const bpf_insn &insn = env.insns[k];
-      successors(env, k, succ, nullptr);
+      u32 succ[2];
+      const int n = successors(env, k, succ);
       u16 out = 0;
-      for (u32 s : succ)
-        if (s < cnt) out |= env.aux[s].precise_in;
+      for (int j = 0; j < n; j++)
+        if (succ[j] < cnt) out |= env.aux[succ[j]].precise_in;
       const u16 dst = (u16)(1u << insn.dst_reg), src = (u16)(1u << insn.src_reg);
       u16 in = out;
       switch (f.kind) {
@@ -264,28 +272,30 @@ void compute_precise_registers(bpf_verifier_env &env) {
   }
 }
 
+namespace {
+
+// Frame bytes of the deepest call chain from subprog s (call graphs here are acyclic or limited
+// by frame depth).
+u32 deepest_chain(const bpf_verifier_env &env, std::vector<u8> &visiting, u32 s, u32 depth) {
+  if (depth >= (u32)MAX_CALL_FRAMES || visiting[s]) return 0;
+  visiting[s] = 1;
+  u32 best = 0;
+  for (u32 c : env.subprogs[s].callees) best = std::max(best, deepest_chain(env, visiting, c, depth + 1));
+  visiting[s] = 0;
+  const u32 d = std::max<u32>(env.subprogs[s].stack_depth, 1);
+  return (d + 31) / 32 * 32 + best;
+}
+
+}  // namespace
+
 int check_max_stack_depth(bpf_verifier_env &env) {
-  auto frame_size = [&](u32 s) {
-    const u32 d = std::max<u32>(env.subprogs[s].stack_depth, 1);
-    return (d + 31) / 32 * 32;
-  };
-  // Deepest chain from subprog s (call graphs here are acyclic or limited by frame depth).
-  std::vector<int> visiting(env.subprogs.size(), 0);
-  int err = 0;
-  std::function<u32(u32, u32)> walk = [&](u32 s, u32 depth) -> u32 {
-    if (depth >= (u32)MAX_CALL_FRAMES || visiting[s]) return 0;
-    visiting[s] = 1;
-    u32 best = 0;
-    for (u32 c : env.subprogs[s].callees) best = std::max(best, walk(c, depth + 1));
-    visiting[s] = 0;
-    return frame_size(s) + best;
-  };
-  const u32 total = walk(0, 0);
+  std::vector<u8> visiting(env.subprogs.size(), 0);
+  const u32 total = deepest_chain(env, visiting, 0, 0);
   if (total > (u32)MAX_BPF_STACK) {
     env.verbose_err("combined stack size of %zu calls is %u. Too large", env.subprogs.size(), total);
-    err = -EACCES;
+    return -EACCES;
   }
-  return err;
+  return 0;
 }
 
 }  // namespace umemcg

@@ -20,6 +20,13 @@ namespace {
 
 constexpr u32 BPF_COMPLEXITY_LIMIT_JMP_SEQ = 8192;
 
+// States of finished bpf_check() calls on this thread, handed to the next call's
+// bpf_verifier_env::free_states: a program verified after another starts with recycled states
+// instead of allocating one per branch and checkpoint (the fuzz target verifies thousands of
+// programs a second). Bounded: a huge exploration does not pin its memory.
+constexpr size_t kStatePoolMax = 256;
+thread_local std::vector<std::unique_ptr<bpf_verifier_state>> t_state_pool;
+
 }  // namespace
 
 bpf_verifier_state *push_stack(bpf_verifier_env &env, u32 insn_idx, u32 prev_insn_idx) {
@@ -27,7 +34,7 @@ bpf_verifier_state *push_stack(bpf_verifier_env &env, u32 insn_idx, u32 prev_ins
     env.verbose_err("The sequence of %u jumps is too complex.", (u32)env.stack.size());
     return nullptr;
   }
-  auto st = std::make_unique<bpf_verifier_state>(*env.cur);
+  auto st = env.copy_state(*env.cur);
   st->insn_idx = insn_idx;
   st->prev_insn_idx = prev_insn_idx;
   if (st->parent) st->parent->branches++;
@@ -39,10 +46,12 @@ void drop_pushed_state(bpf_verifier_env &env) {
   std::unique_ptr<bpf_verifier_state> st = std::move(env.stack.back());
   env.stack.pop_back();
   update_branch_counts(env, st->parent);
+  env.free_state(std::move(st));
 }
 
 void pop_into_cur(bpf_verifier_env &env) {
   update_branch_counts(env, env.cur->parent);
+  env.free_state(std::move(env.cur));
   env.cur = std::move(env.stack.back());
   env.stack.pop_back();
 }
@@ -157,6 +166,7 @@ void init_state(bpf_verifier_env &env) {
 bool pop_stack(bpf_verifier_env &env) {
   update_branch_counts(env, env.cur->parent);
   if (env.stack.empty()) return false;
+  env.free_state(std::move(env.cur));
   env.cur = std::move(env.stack.back());
   env.stack.pop_back();
   if (env.log_on(BPF_LOG_LEVEL2)) {
@@ -309,7 +319,9 @@ int check_ld_imm_ref(bpf_verifier_env &env, u32 idx) {
 int prepare_insns(bpf_verifier_env &env) {
   std::string why;
   size_t bad = 0;
-  if (!bpf_check_prog_layout(env.insns.data(), env.insns.size(), &why, &bad, env.opts.max_cpu)) {
+  std::vector<const bpf_opcode_desc *> rows;
+  if (!bpf_check_prog_layout(env.insns.data(), env.insns.size(), &why, &bad, env.opts.max_cpu,
+                             &rows)) {
     env.res.error_insn = (int)bad;
     // bpf_check_prog_layout() says "<reason> at insn N".
     env.verbose_err("%s", why.c_str());
@@ -317,7 +329,7 @@ int prepare_insns(bpf_verifier_env &env) {
   }
   env.aux.assign(env.insns.size(), bpf_insn_aux_data{});
   for (size_t i = 0; i < env.insns.size(); i++) {
-    env.aux[i].desc = bpf_opcode_decode(env.insns.data(), env.insns.size(), i, nullptr, env.opts.max_cpu);
+    env.aux[i].desc = rows[i];
     if (bpf_form_of(*env.aux[i].desc).slots == 2) {
       // As the kernel's resolve_pseudo_ldimm64(): every ld_imm64's map or BTF reference is
       // resolved up front, reachable or not; checking only on visit accepted dead code that
@@ -340,6 +352,7 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
   }
   const auto t0 = std::chrono::steady_clock::now();
   bpf_verifier_env env(insns, opts, res);
+  env.free_states.swap(t_state_pool);
   const bpf_prog_type_desc &pt = *opts.prog_type;
   int err = 0;
   if (opts.sleepable && pt.sleepable == bpf_sleepable::never) {
@@ -352,8 +365,8 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
   if (!err) err = check_subprogs(env);
   if (!err) err = check_cfg(env);
   if (!err) {
-    compute_live_registers(env);
-    compute_precise_registers(env);
+    // Liveness is computed by is_state_visited() on the first comparison of states: most
+    // rejected programs never get there.
     env.explored.resize(insns.size());
     init_state(env);
     err = do_check(env);
@@ -394,6 +407,14 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
     res.log += absl::StrFormat("verification time %d usec\nstack depth %s\n", us, depths);
   }
   if (err && res.error.empty()) res.error = "verification failed";
+
+  // Every state of this run back to the thread's pool.
+  env.free_state(std::move(env.cur));
+  for (auto &st : env.stack) env.free_state(std::move(st));
+  for (auto &list : env.explored)
+    for (bpf_verifier_state_list &sl : list) env.free_state(std::move(sl.state));
+  if (env.free_states.size() > kStatePoolMax) env.free_states.resize(kStatePoolMax);
+  t_state_pool.swap(env.free_states);
   return res;
 }
 

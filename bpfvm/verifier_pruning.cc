@@ -27,21 +27,37 @@ namespace umemcg {
 
 namespace {
 
+// Consistent old-id -> cur-id mapping of one states_equal() call (check_ids). It lives on the
+// stack: states_equal() runs at every prune point, and a heap vector per call was the verifier's
+// most frequent allocation. Past kInline pairs (rare: that many linked registers and spills) it
+// spills to a vector.
 struct idmap {
-  std::vector<std::pair<u32, u32>> map;
+  static constexpr size_t kInline = 32;
+  std::pair<u32, u32> inl[kInline];
+  size_t n = 0;
+  std::vector<std::pair<u32, u32>> more;
   u32 tmp = 0x80000000u;
   bool check(u32 old_id, u32 cur_id) {
     if (!old_id && !cur_id) return true;
     if (!old_id || !cur_id) return false;
-    for (auto &p : map) {
+    for (size_t i = 0; i < n; i++) {
+      if (inl[i].first == old_id) return inl[i].second == cur_id;
+      if (inl[i].second == cur_id) return false;
+    }
+    for (auto &p : more) {
       if (p.first == old_id) return p.second == cur_id;
       if (p.second == cur_id) return false;
     }
-    map.emplace_back(old_id, cur_id);
+    if (n < kInline)
+      inl[n++] = {old_id, cur_id};
+    else
+      more.emplace_back(old_id, cur_id);
     return true;
   }
-  // Scalars: a zero id is a fresh id that links nothing.
+  // Scalars: a zero id is a fresh id that links nothing. Two fresh ids can never be looked up
+  // again, so that pair is not recorded.
   bool check_scalar(u32 old_id, u32 cur_id) {
+    if (!old_id && !cur_id) return true;
     const u32 o = old_id ? old_id : ++tmp;
     const u32 c = cur_id ? cur_id : ++tmp;
     return check(o, c);
@@ -185,6 +201,12 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
   const bool add_new_state = env.jmps_processed - env.prev_jmps_processed >= 2 &&
                              env.insn_processed - env.prev_insn_processed >= 8;
   constexpr u32 n = 3;
+  if (!list.empty() && !env.liveness_done) {
+    // states_equal() ignores dead registers: the static liveness is needed from here on.
+    compute_live_registers(env);
+    compute_precise_registers(env);
+    env.liveness_done = true;
+  }
   for (size_t i = 0; i < list.size();) {
     bpf_verifier_state_list &sl = list[i];
     bool miss = true;
@@ -201,6 +223,7 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
     if (miss) sl.miss_cnt++;
     if (sl.miss_cnt > sl.hit_cnt * n + n) {
       // Unlikely to help: drop it (its branch node stays for the paths below it).
+      env.free_state(std::move(list[i].state));
       list[i] = std::move(list.back());
       list.pop_back();
       env.live_states--;
@@ -214,7 +237,7 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
   env.nodes.push_back(bpf_branch_node{cur.parent, 1});
   bpf_branch_node *node = &env.nodes.back();
   bpf_verifier_state_list sl;
-  sl.state = std::make_unique<bpf_verifier_state>(cur);
+  sl.state = env.copy_state(cur);
   sl.state->parent = nullptr;
   sl.node = node;
   cur.parent = node;

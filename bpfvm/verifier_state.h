@@ -166,6 +166,9 @@ struct bpf_verifier_env {
   std::vector<std::unique_ptr<bpf_verifier_state>> stack;  // pending branches
   std::vector<std::vector<bpf_verifier_state_list>> explored;  // checkpoints per insn
   std::deque<bpf_branch_node> nodes;
+  // Finished states kept for reuse: copy_state() copy-assigns over one, so its frame and stack
+  // vectors keep their capacity. Saves the per-branch allocations of the exploration.
+  std::vector<std::unique_ptr<bpf_verifier_state>> free_states;
 
   u32 id_gen = 0;
   u32 insn_processed = 0;
@@ -176,6 +179,7 @@ struct bpf_verifier_env {
   u32 peak_states = 0;
   u32 live_states = 0;
   bool sleepable = false;
+  bool liveness_done = false;  // aux[].live_in/precise_in computed (first state comparison)
 
   // Registers written by the instruction being checked (the log's "_w" marks).
   u16 scratched_regs = 0;
@@ -186,6 +190,18 @@ struct bpf_verifier_env {
       : insns(i), opts(o), ptype(*o.prog_type), res(r) {}
 
   u32 new_id() { return ++id_gen; }
+  // A copy of src, in a recycled state when there is one.
+  std::unique_ptr<bpf_verifier_state> copy_state(const bpf_verifier_state &src) {
+    if (free_states.empty()) return std::make_unique<bpf_verifier_state>(src);
+    std::unique_ptr<bpf_verifier_state> st = std::move(free_states.back());
+    free_states.pop_back();
+    *st = src;
+    return st;
+  }
+  // Gives a state that no path or checkpoint uses any more back for reuse.
+  void free_state(std::unique_ptr<bpf_verifier_state> st) {
+    if (st) free_states.push_back(std::move(st));
+  }
   bool log_on(u32 level) const { return (opts.log_level & level) != 0; }
   // Appends to the log when any log level is on.
   void log(const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -11,13 +11,20 @@
 // input exits with status 2.
 //
 // The program is verified first under the `raw_mem` program type (r1 = memory of its length,
-// r2 = the length). A program the verifier accepts runs in the interpreter's FAST mode; any
-// other runs in the CHECKED mode (bounds-checked memory, initialised-register checks,
-// instruction budget, call depth limit), which turns unsafe programs into a clear error
-// instead of a crash.
+// r2 = the length). A program the verifier accepts runs in the interpreter's FAST mode. Any
+// other (rejected, or too complex for the verifier to finish: the long loops of speed tests
+// pass the 1M processed-instruction limit) runs in the SAFE mode when a static analysis proves
+// that it reads no register before writing it (BpfExecProg::regs_initialised_before_use()):
+// the fast handlers with every memory access bounds-checked against the stack and the input
+// memory, the call depth limit and a back-edge budget, so it keeps the fast mode's speed and
+// still cannot crash the host. The rest runs in the CHECKED mode (plus per-instruction
+// initialised-register checks and an exact budget). Both turn an unsafe access into a clear
+// error exit.
 // Emulation: conformance programs need not be verifier-clean (the suite's helper ids are not
 //   the kernel's, and it tests behaviour a verifier would refuse), so a rejection is not an
-//   error here, only a choice of mode.
+//   error here, only a choice of mode (the kernel would refuse to load such programs).
+// Emulation: unverified programs stop after an instruction budget (kBudget): exactly counted in
+//   the checked mode, estimated from taken backward jumps in the safe mode.
 // Emulation: helper ids 1 (r1 + r2), 2 (r1 * 2) and 5 (returns r1; the suite's callx test calls
 //   id 5), and the kfunc with BTF id 0x2a (fd index 0, returns r1) are what this runtime offers.
 #include <cstdint>
@@ -45,6 +52,8 @@ u64 helper_identity(u64 a, u64, u64, u64, u64) { return a; }
 const bpf_func_t kHelpers[] = {nullptr, helper_add, helper_double, nullptr, nullptr,
                                helper_identity};
 const BpfKfunc kKfuncs[] = {{0x2a, 0, helper_identity}};
+// Instructions an unverified program may execute (the checked mode's default).
+constexpr u64 kBudget = 100'000'000;
 
 bool parse_hex_bytes(const std::string &text, std::vector<u8> *out, std::string *why) {
   std::istringstream in(text);
@@ -93,9 +102,13 @@ int main(int argc, char **argv) {
   vopts.ctx_mem_size = (u32)mem.size();
   const bpf_verifier_result v = bpf_check(insns, vopts);
   // UMEMCG_BPF_PLUGIN_VERBOSE=1: say on stderr which mode runs, and why (stdout unchanged).
+  const bool fast = mem.size() <= UINT32_MAX && v.ok();
+  const bool safe = !fast && prog->regs_initialised_before_use(2);
   if (std::getenv("UMEMCG_BPF_PLUGIN_VERBOSE"))
-    std::fprintf(stderr, "verifier: %s\n", v.ok() ? "accepted, fast mode" : (v.error + ", checked mode").c_str());
-  if (mem.size() <= UINT32_MAX && v.ok()) {
+    std::fprintf(stderr, "verifier: %s\n",
+                 fast ? "accepted, fast mode"
+                      : (v.error + (safe ? ", safe mode" : ", checked mode")).c_str());
+  if (fast) {
     const u64 args[5] = {mem.empty() ? 0 : (u64)(uintptr_t)mem.data(), mem.size(), 0, 0, 0};
     std::printf("%llx\n", (unsigned long long)prog->run_fast(args));
     return 0;
@@ -105,8 +118,9 @@ int main(int argc, char **argv) {
   BpfCheckedRunOpts opts;
   opts.args = {mem.empty() ? 0 : (u64)(uintptr_t)mem.data(), mem.size(), 0, 0, 0};
   opts.nargs = 2;
+  opts.insn_budget = kBudget;
   if (!mem.empty()) opts.regions = {&region, 1};
-  BpfRunResult r = prog->run_checked(opts);
+  BpfRunResult r = safe ? prog->run_safe(opts) : prog->run_checked(opts);
   if (!r.ok) return fail(1, r.reason + " at insn " + std::to_string(r.insn));
   std::printf("%llx\n", (unsigned long long)r.r0);
   return 0;

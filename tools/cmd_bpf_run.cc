@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// tools/cmd_bpf_run.cc: `umemcg bpf run FILE.o PROG [--ctx HEX] [--seed N]`: test-runs a SYSCALL
-// program (BPF_PROG_TEST_RUN) on a fresh simulated machine and prints the return value, the
-// context as it came back, and the bpf_trace_printk log.
+// tools/cmd_bpf_run.cc: `umemcg bpf run FILE.o PROG [--ctx HEX] [--seed N] [--unverified]`:
+// test-runs a SYSCALL program (BPF_PROG_TEST_RUN) on a fresh simulated machine and prints the
+// return value, the context as it came back, and the bpf_trace_printk log. A program the
+// verifier rejects is refused with its reason, as the kernel refuses to load it; --unverified
+// runs it anyway in the checked interpreter.
 // Exit: 0 the program ran, 1 the test run failed (rejected attributes, a fault), 2 bad arguments
 // or an object that cannot be loaded/linked, or no such program.
 #include "shim/thread_annotations.h"  // before abseil, see bpfvm/map.h
@@ -50,7 +52,7 @@ bool parse_hex(const char *s, std::vector<u8> *out, std::string *why) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: umemcg bpf run FILE.o PROG [--ctx HEX|@HEXFILE] [--seed N]\n");
+  std::fprintf(stderr, "usage: umemcg bpf run FILE.o PROG [--ctx HEX|@HEXFILE] [--seed N] [--unverified]\n");
   return kExitUsage;
 }
 
@@ -62,6 +64,7 @@ int cmd_bpf_run(std::span<char *const> args) {
   const std::string prog_name = args[1];
   std::vector<u8> ctx;
   u64 seed = 1;
+  BpfLinkOptions lopts;
   for (size_t i = 2; i < args.size(); i++) {
     std::string why;
     if (!std::strcmp(args[i], "--ctx") && i + 1 < args.size()) {
@@ -78,6 +81,8 @@ int cmd_bpf_run(std::span<char *const> args) {
         std::fprintf(stderr, "umemcg bpf run: --ctx: %s\n", why.c_str());
         return kExitUsage;
       }
+    } else if (!std::strcmp(args[i], "--unverified")) {
+      lopts.run_unverified = true;
     } else if (!std::strcmp(args[i], "--seed") && i + 1 < args.size()) {
       char *end = nullptr;
       seed = std::strtoull(args[++i], &end, 0);
@@ -96,7 +101,7 @@ int cmd_bpf_run(std::span<char *const> args) {
   {
     Machine m(cfg);
     m.exec([&] {
-      auto lo = BpfLoadedObject::open(file, nullptr);
+      auto lo = BpfLoadedObject::open(file, nullptr, lopts);
       if (!lo.ok()) {
         std::fprintf(stderr, "umemcg bpf run: cannot load %s: %s\n", file,
                      std::string(lo.status().message()).c_str());
@@ -109,9 +114,9 @@ int cmd_bpf_run(std::span<char *const> args) {
         status = kExitUsage;
         return;
       }
-      if (!p->fast())
-        std::printf("mode: checked interpreter (%s)\n",
-                    p->verdict().available ? "not verified" : "no verifier in this build");
+      if (!p->fast() && p->runnable())
+        std::printf("mode: checked interpreter (--unverified: %s)\n",
+                    p->verdict().available ? "the verifier rejected it" : "not verified");
       BpfTestRunOpts opts;
       opts.ctx_in = ctx;
       BpfTestRunResult r = bpf_prog_test_run(*p, opts);

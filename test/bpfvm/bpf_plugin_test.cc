@@ -135,15 +135,79 @@ TEST_CASE("bpf plugin: a verifier-clean program runs in the fast mode", "[bpfvm]
              Catch::Contains("verifier: accepted, fast mode"));
 }
 
-TEST_CASE("bpf plugin: a program the verifier rejects still runs checked", "[bpfvm][plugin]") {
+TEST_CASE("bpf plugin: a program the verifier rejects still runs, bounds-checked",
+          "[bpfvm][plugin]") {
   // Helper id 1 is the kernel's bpf_map_lookup_elem (the verifier wants a map in r1); the
-  // plugin's helper 1 adds r1 and r2.
+  // plugin's helper 1 adds r1 and r2. Every register is written before it is read: safe mode.
   const char *src = "mov %r1, 2\nmov %r2, 3\ncall 1\nexit";
   const PluginRun r = run_plugin(encode(assemble(src)), nullptr);
   CHECK(r.status == 0);
   CHECK(r.out == "5\n");
-  CHECK_THAT(run_plugin_verbose(encode(assemble(src))), Catch::Contains("checked mode"));
+  CHECK_THAT(run_plugin_verbose(encode(assemble(src))), Catch::Contains("safe mode"));
   // An unsafe program still faults cleanly.
   const PluginRun bad = run_plugin(encode(assemble("ldxdw %r0, [%r1+8]\nexit")), nullptr);
   CHECK(bad.status == 1);
+  CHECK(bad.out.find("invalid memory read of 8 bytes") != std::string::npos);
+  // A read of a register nothing wrote: only the checked mode tracks that.
+  const char *uninit = "mov %r0, %r5\nexit";
+  const PluginRun u = run_plugin(encode(assemble(uninit)), nullptr);
+  CHECK(u.status == 1);
+  CHECK(u.out == "R5 !read_ok at insn 0\n");
+  CHECK_THAT(run_plugin_verbose(encode(assemble(uninit))), Catch::Contains("checked mode"));
+}
+
+// 10 million iterations of a memory-reading loop: 40M executed instructions, far past what the
+// verifier can explore (it gives up at 1M processed instructions).
+static const char *const kLongLoop = R"(
+  mov %r0, 0
+  lddw %r3, 10000000
+loop:
+  ldxb %r4, [%r1+0]
+  add %r0, %r4
+  sub %r3, 1
+  jne %r3, 0, loop
+  TAIL
+  exit
+)";
+
+std::string long_loop(const char *tail) {
+  std::string src = kLongLoop;
+  src.replace(src.find("TAIL"), 4, tail);
+  return encode(assemble(src.c_str()));
+}
+
+TEST_CASE("bpf plugin: a loop too long for the verifier runs in the safe mode",
+          "[bpfvm][plugin]") {
+  std::string mem = "03  ";
+  const PluginRun r = run_plugin(long_loop(""), &mem);
+  CHECK(r.status == 0);
+  CHECK(r.out == "1c9c380\n");  // 3 * 10,000,000
+  const std::string cmd = "printf '%s\\n' '" + long_loop("") +
+                          "' | UMEMCG_BPF_PLUGIN_VERBOSE=1 " BPF_PLUGIN_PATH " '03' 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[256];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  pclose(f);
+  CHECK_THAT(out, Catch::Contains("BPF program is too large") && Catch::Contains("safe mode"));
+}
+
+TEST_CASE("bpf plugin: a bad access after a long loop is an error exit", "[bpfvm][plugin]") {
+  std::string mem = "03  ";
+  const PluginRun r = run_plugin(long_loop("ldxdw %r0, [%r1+4096]"), &mem);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("invalid memory read of 8 bytes") != std::string::npos);
+  CHECK(r.out.find("at insn 7") != std::string::npos);
+  // A store below the frame through r10 (not the in-frame fast form).
+  const PluginRun w = run_plugin(long_loop("stxdw [%r10-520], %r0"), &mem);
+  CHECK(w.status == 1);
+  CHECK(w.out.find("invalid memory write of 8 bytes") != std::string::npos);
+}
+
+TEST_CASE("bpf plugin: an endless loop ends at the budget", "[bpfvm][plugin]") {
+  const PluginRun r = run_plugin(encode(assemble("mov %r0, 1\nloop:\nja loop\nexit")), nullptr);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("instruction budget of 100000000 exhausted") != std::string::npos);
 }

@@ -76,7 +76,11 @@ std::unique_ptr<BpfLoadedObject> lookup_prog(std::vector<bpf_insn> key_setup) {
   r.map_idx = 0;
   p.relocs.push_back(r);
   obj.progs.push_back(p);
-  auto lo = BpfLoadedObject::link(std::move(obj));
+  // The wild-key variants are unsafe on purpose: they run only because the test opts in to
+  // running unverified programs, in the checked interpreter that validates helper arguments.
+  BpfLinkOptions lopts;
+  lopts.run_unverified = true;
+  auto lo = BpfLoadedObject::link(std::move(obj), lopts);
   INFO(lo.status().message());
   REQUIRE(lo.ok());
   return std::move(*lo);
