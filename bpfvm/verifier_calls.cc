@@ -94,6 +94,16 @@ bool is_mem_like(const bpf_reg_state &reg) {
   }
 }
 
+// The kernel's mem_types: what a helper's memory, map-key and map-value arguments accept. A
+// context pointer is among them; check_helper_mem_access() then allows it only for program types
+// whose context has no fixed layout (SYSCALL), checking the access against the context size.
+// Emulation: no packet or buffer pointers exist here; the message lists the kernel's set.
+bool is_helper_mem_type(const bpf_reg_state &reg) {
+  return is_mem_like(reg) || reg.type == PTR_TO_CTX;
+}
+constexpr const char *kMemTypesExpected =
+    "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_, ctx";
+
 // Does a handle to `have` at offset `off` point to a `want`? Follows embedded first members and
 // fields (btf_struct_ids_match()).
 bool btf_struct_ids_match(const bpf_verifier_env &env, const char *have, s32 off,
@@ -145,7 +155,7 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
       return 0;
     case ARG_PTR_TO_MAP_KEY:
     case ARG_PTR_TO_MAP_VALUE: {
-      if (!is_mem_like(reg)) return type_mismatch(env, regno, reg, "fp, pkt, pkt_meta, map_key, map_value");
+      if (!is_helper_mem_type(reg)) return type_mismatch(env, regno, reg, kMemTypesExpected);
       if (!meta.map) {
         env.verbose_err("invalid map_ptr to access map->%s", base == ARG_PTR_TO_MAP_KEY ? "key" : "value");
         return -EACCES;
@@ -167,8 +177,7 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
         meta.release_ref = reg.ref_obj_id;
         return 0;
       }
-      if (!is_mem_like(reg) && base_type(reg.type) != PTR_TO_CTX)
-        return type_mismatch(env, regno, reg, "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf");
+      if (!is_helper_mem_type(reg)) return type_mismatch(env, regno, reg, kMemTypesExpected);
       return 0;  // the size argument checks the access
     case ARG_CONST_SIZE:
     case ARG_CONST_SIZE_OR_ZERO: {

@@ -420,10 +420,16 @@ int check_helper_mem_access(bpf_verifier_env &env, u32 regno, u64 access_size, b
       return check_mem_region_access(env, regno, reg, 0, size, reg.mem_size, zero_size_allowed,
                                      "mem");
     case PTR_TO_CTX:
-      return check_ctx_access(env, regno, reg, 0, size, t, nullptr);
+      // A context without a fixed layout (SYSCALL: bytes the caller passes) cannot be checked
+      // by field, so the access is checked like a load of its last byte. A context with fields
+      // (a kernel structure the verifier rewrites accesses to) is never helper memory.
+      if (env.ptype.ctx_kind == bpf_ctx_kind::bytes) {
+        if (size == 0) return zero_size_allowed ? 0 : -EACCES;
+        return check_ctx_access(env, regno, reg, size - 1, 1, t, nullptr);
+      }
+      [[fallthrough]];
     default:
-      env.verbose_err("R%u type=%s expected=fp, map_key, map_value, mem", regno,
-                      reg_type_name(reg.type).c_str());
+      env.verbose_err("R%u type=%s expected=fp", regno, reg_type_name(reg.type).c_str());
       return -EACCES;
   }
 }
