@@ -70,7 +70,6 @@ Setup *acquire(bool pcstock, int depth, int nr_leaves = 1) {
     emu::MachineConfig cfg;
     cfg.mode = emu::Mode::native;
     cfg.nr_cpus = 4;
-    cfg.lockdep = false;  // production configuration (no lock debugging)
     g_setup->m = std::make_unique<emu::Machine>(cfg);
     g_setup->m->exec([&] {
       memcg_boot_params p;

@@ -24,7 +24,6 @@ emu::MachineConfig native_config(unsigned cpus) {
   emu::MachineConfig c;
   c.mode = emu::Mode::native;
   c.nr_cpus = cpus;
-  c.lockdep = false;  // the production configuration: local_lock() is preempt_disable()
   return c;
 }
 

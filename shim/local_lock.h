@@ -15,10 +15,8 @@
 //     local_unlock(&stock->lock);
 // Emulation: the kernel takes this_cpu_ptr() after disabling preemption; here the task cannot
 //   migrate between the two calls anyway (migration happens only at scheduling points).
-// Emulation: local_lock_t keeps an `acquired` byte too, maintained only with lock debugging on
-//   (MachineConfig::lockdep, the default), standing in for lockdep: a nested non-try
-//   acquisition, a deadlock in the kernel, is a WARN here. With it off (benchmarks) local_lock()
-//   is preempt_disable() alone, as in the kernel's !LOCKDEP build.
+// Emulation: local_lock_t has an `acquired` byte but never sets it (see
+//   __local_lock_tracks_holder()): local_lock() of a local_lock_t is preempt_disable() alone.
 #pragma once
 
 #include "shim/bug.h"
@@ -47,20 +45,15 @@ inline void local_lock_init(L *l) { l->acquired = false; }
 template <typename L>
 inline void local_trylock_init(L *l) { l->acquired = false; }
 
-namespace emu {
-// MachineConfig::lockdep of the running machine; written only while no task runs.
-extern bool g_lockdep;
-}  // namespace emu
-
-// Does this lock keep `acquired` up to date? A local_trylock_t always (its trylock reads it);
-// a local_lock_t only with lock debugging on: in the kernel's !LOCKDEP build a local_lock_t is
-// empty and local_lock() is just preempt_disable().
+// Does this lock keep `acquired` up to date? A local_trylock_t does (its trylock reads it, and a
+// nested non-try acquisition of it is a WARN); a local_lock_t does not: in the kernel's !LOCKDEP
+// build it is empty and local_lock() is preempt_disable() alone.
+// Emulation: no lockdep, so a local_lock() of a local_lock_t from an interrupt nested on its
+//   holder (a deadlock on PREEMPT_RT) goes unnoticed, as in a !LOCKDEP kernel. Tracking it at
+//   run time cost a third of the lock's time (a flag test, or the byte stores).
 template <typename L>
-inline bool __local_lock_tracks_holder() {
-  if constexpr (std::is_same_v<L, local_trylock_t>)
-    return true;
-  else
-    return emu::g_lockdep;
+constexpr bool __local_lock_tracks_holder() {
+  return std::is_same_v<L, local_trylock_t>;
 }
 
 // Emulation: the `acquired` test comes before preempt_disable(), not after as in the kernel.
@@ -76,14 +69,14 @@ inline void __local_lock_check(L *l) {
 
 template <typename L>
 inline void local_lock(L *l) ACQUIRE(l) NO_THREAD_SAFETY_ANALYSIS {
-  const bool track = __local_lock_tracks_holder<L>();
-  if (track) __local_lock_check(l);
+  constexpr bool track = __local_lock_tracks_holder<L>();
+  if constexpr (track) __local_lock_check(l);
   preempt_disable();
-  if (track) l->acquired = true;
+  if constexpr (track) l->acquired = true;
 }
 template <typename L>
 inline void local_unlock(L *l) RELEASE(l) NO_THREAD_SAFETY_ANALYSIS {
-  if (__local_lock_tracks_holder<L>()) l->acquired = false;
+  if constexpr (__local_lock_tracks_holder<L>()) l->acquired = false;
   preempt_enable();
 }
 // Fails (returns false) when a context below on this CPU holds the lock. Never spins.
@@ -98,15 +91,15 @@ template <typename L>
 template <typename L>
 inline void local_lock_irqsave_impl(L *l, unsigned long *flags) ACQUIRE(l)
     NO_THREAD_SAFETY_ANALYSIS {
-  const bool track = __local_lock_tracks_holder<L>();
-  if (track) __local_lock_check(l);
+  constexpr bool track = __local_lock_tracks_holder<L>();
+  if constexpr (track) __local_lock_check(l);
   *flags = emu::irq_save();
-  if (track) l->acquired = true;
+  if constexpr (track) l->acquired = true;
 }
 template <typename L>
 inline void local_unlock_irqrestore(L *l, unsigned long flags) RELEASE(l)
     NO_THREAD_SAFETY_ANALYSIS {
-  if (__local_lock_tracks_holder<L>()) l->acquired = false;
+  if constexpr (__local_lock_tracks_holder<L>()) l->acquired = false;
   emu::irq_restore(flags);
 }
 template <typename L>
@@ -123,7 +116,7 @@ template <typename L>
 // lockdep_assert_held() for local locks: the lock is held by this CPU's context.
 template <typename L>
 inline void lockdep_assert_local_held(L *l) ASSERT_CAPABILITY(l) {
-  if (__local_lock_tracks_holder<L>()) WARN_ON_ONCE(!l->acquired);
+  if constexpr (__local_lock_tracks_holder<L>()) WARN_ON_ONCE(!l->acquired);
 }
 
 }  // namespace umemcg

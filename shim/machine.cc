@@ -24,7 +24,6 @@ namespace umemcg::emu {
 __thread Vcpu *tls_vcpu = nullptr;
 __thread int tls_cpu = -1;
 __thread int tls_preempt_count = 0;
-bool g_lockdep = true;
 Machine::Impl *g_machine = nullptr;
 namespace {
 Machine *g_machine_pub = nullptr;
@@ -59,7 +58,6 @@ Machine::Machine(const MachineConfig &cfg) : cfg_(cfg), impl_(std::make_unique<I
   g_machine = m;
   g_machine_pub = this;
   nr_cpu_ids = cfg.nr_cpus;
-  g_lockdep = cfg.lockdep;
   g_resume_hooks.clear();
   cpuhp_reset();
   new_boot_generation();

@@ -45,12 +45,6 @@ struct MachineConfig {
   std::size_t stack_size = 256 * 1024;
   // Simulated mode: record every scheduling event in trace() (the hash is always kept).
   bool keep_trace = false;
-  // Lock debugging in the spirit of CONFIG_DEBUG_LOCK_ALLOC: local_lock_t tracks its holder, so
-  // that taking it again from an interrupt nested on the holder is a WARN instead of silent
-  // corruption. On by default (tests); benchmarks turn it off to measure the production
-  // configuration, where the kernel's local_lock_t is preempt_disable() and nothing else.
-  // local_trylock_t always tracks its holder (its trylock needs it, as in the kernel).
-  bool lockdep = true;
 };
 
 struct TaskOptions {

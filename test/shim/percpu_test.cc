@@ -135,12 +135,10 @@ TEST_CASE("local_lock taken again from a nested context is a warning", "[shim][l
   test_counter = {};
 }
 
-TEST_CASE("without lock debugging local_lock is preempt_disable alone; local_trylock still "
-          "tracks its holder", "[shim][local_lock]") {
+TEST_CASE("local_lock of a local_lock_t is preempt_disable alone; a local_trylock_t tracks "
+          "its holder", "[shim][local_lock]") {
   WarnCheck wc;
-  emu::MachineConfig cfg = config(emu::Mode::simulated, 1);
-  cfg.lockdep = false;
-  emu::Machine m(cfg);
+  emu::Machine m(config(emu::Mode::simulated, 1));
   // The trylock outcomes below are asserted by the test, not visible to -Wthread-safety.
   m.exec([]() NO_THREAD_SAFETY_ANALYSIS {
     pcp_plain_counter *c = this_cpu_ptr(&test_plain_counter);
@@ -150,7 +148,7 @@ TEST_CASE("without lock debugging local_lock is preempt_disable alone; local_try
     c->n++;
     local_unlock(&c->lock);
     CHECK(preempt_count() == 0);
-    // A trylock lock is tracked whatever the configuration: an interrupt's trylock fails.
+    // A trylock lock is tracked: an interrupt's trylock fails while the task holds it.
     static local_trylock_t tl = INIT_LOCAL_TRYLOCK(tl);
     REQUIRE(local_trylock(&tl));
     CHECK(tl.acquired);
@@ -165,28 +163,6 @@ TEST_CASE("without lock debugging local_lock is preempt_disable alone; local_try
   });
   const long n = []() NO_THREAD_SAFETY_ANALYSIS { return per_cpu_ptr(&test_plain_counter, 0)->n; }();
   CHECK(n == 1);  // read after the machine stopped: no context holds the lock
-  test_plain_counter = {};
-}
-
-TEST_CASE("with lock debugging (the default) a nested local_lock of a local_lock_t warns",
-          "[shim][local_lock]") {
-  WarnCheck wc(1);
-  emu::set_warnings_quiet(true);
-  emu::Machine m(config(emu::Mode::simulated, 1));
-  m.exec([] {
-    pcp_plain_counter *c = this_cpu_ptr(&test_plain_counter);
-    local_lock(&c->lock);
-    CHECK(c->lock.acquired);
-    emu::run_in_irq([] {
-      pcp_plain_counter *ic = this_cpu_ptr(&test_plain_counter);
-      local_lock(&ic->lock);  // would deadlock in the kernel: the WARN
-      local_unlock(&ic->lock);
-    });
-    c->lock.acquired = true;  // the nested unlock released it: restore for our own unlock
-    local_unlock(&c->lock);
-    CHECK_FALSE(c->lock.acquired);
-  });
-  emu::set_warnings_quiet(false);
   test_plain_counter = {};
 }
 
