@@ -21,11 +21,15 @@ struct Item {
   std::atomic<int> cpu{-1};
   std::atomic<bool> is_worker{false};
   std::atomic<int> sleep_ms{0};
+  // Native mode only: spin, keeping the vCPU (no scheduling point), until cleared.
+  std::atomic<bool> hold{false};
 };
 void item_fn(work_struct *w) {
   auto *it = reinterpret_cast<Item *>(w);
   it->cpu = smp_processor_id();
   it->is_worker = (current->flags & PF_WQ_WORKER) && current_work() == w;
+  while (it->hold.load()) {
+  }
   if (int ms = it->sleep_ms.load()) msleep(static_cast<unsigned>(ms));
   it->runs++;
 }
@@ -87,10 +91,15 @@ TEST_CASE("workqueue: cancel_work_sync removes pending work and waits for runnin
       INIT_WORK(&a.work, item_fn);
       INIT_WORK(&b.work, item_fn);
       a.sleep_ms = 20;
+      // Native mode: a keeps vCPU 1 until b is cancelled, so no worker can start b before the
+      // cancel (otherwise a new worker may take vCPU 1 while a sleeps, and b's fate is a race).
+      // Simulated mode: a sleeps; the seeded schedule decides, the same way every run.
+      a.hold = mode == emu::Mode::native;
       queue_work_on(1, system_wq, &a.work);
       while (!work_busy(&a.work) || work_pending(&a.work)) msleep(1);  // a is running
       queue_work_on(1, system_wq, &b.work);
       CHECK(cancel_work_sync(&b.work));  // pending: removed, never runs
+      a.hold = false;
       CHECK_FALSE(cancel_work_sync(&a.work));  // running: waited for
       CHECK(a.runs == 1);
     }, 0);
