@@ -29,10 +29,12 @@ void del_locked(wait_queue_head *wq, wait_queue_entry *e) {
   e->queued = false;
 }
 void prepare(wait_queue_head *wq, wait_queue_entry *e, unsigned int state, bool exclusive) {
-  e->task = current;
   unsigned long flags;
   spin_lock_irqsave(&wq->lock, flags);
   if (!e->queued) {
+    // Under the lock: an entry still queued from the previous round of a wait loop is read by
+    // wakers (e->task) while this task prepares again.
+    e->task = current;
     // Exclusive waiters go to the tail, others to the head, as in the kernel.
     if (exclusive) e->flags |= WQ_FLAG_EXCLUSIVE; else e->flags &= ~WQ_FLAG_EXCLUSIVE;
     add_locked(wq, e, exclusive);
