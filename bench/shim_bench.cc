@@ -81,14 +81,12 @@ void BM_rwsem_read_uncontended(benchmark::State &state) {
   emu::Machine m(native_config(2));
   emu::AttachThread at("bench", 0);
   rw_semaphore sem("bench");
-  for (auto _ : state) {
+  auto pair = [&sem] {
     down_read(&sem);
     up_read(&sem);
-  }
-  state.counters["x_atomic_add"] = ratio_to_atomic_add([&sem] {
-    down_read(&sem);
-    up_read(&sem);
-  });
+  };
+  for (auto _ : state) pair();
+  state.counters["x_atomic_add"] = ratio_to_atomic_add(pair);
 }
 BENCHMARK(BM_rwsem_read_uncontended);
 
@@ -98,14 +96,12 @@ void BM_rwsem_read_uncontended_nostat(benchmark::State &state) {
   emu::AttachThread at("bench", 0);
   rw_semaphore sem("bench");
   const bool was = emu::set_rwsem_lock_stat(false);
-  for (auto _ : state) {
+  auto pair = [&sem] {
     down_read(&sem);
     up_read(&sem);
-  }
-  state.counters["x_atomic_add"] = ratio_to_atomic_add([&sem] {
-    down_read(&sem);
-    up_read(&sem);
-  });
+  };
+  for (auto _ : state) pair();
+  state.counters["x_atomic_add"] = ratio_to_atomic_add(pair);
   emu::set_rwsem_lock_stat(was);
 }
 BENCHMARK(BM_rwsem_read_uncontended_nostat);
@@ -115,14 +111,12 @@ void BM_rwsem_write_uncontended(benchmark::State &state) {
   emu::Machine m(native_config(2));
   emu::AttachThread at("bench", 0);
   rw_semaphore sem("bench");
-  for (auto _ : state) {
+  auto pair = [&sem] {
     down_write(&sem);
     up_write(&sem);
-  }
-  state.counters["x_atomic_add"] = ratio_to_atomic_add([&sem] {
-    down_write(&sem);
-    up_write(&sem);
-  });
+  };
+  for (auto _ : state) pair();
+  state.counters["x_atomic_add"] = ratio_to_atomic_add(pair);
 }
 BENCHMARK(BM_rwsem_write_uncontended);
 

@@ -37,17 +37,26 @@ rw_semaphore cpu_hotplug_lock("cpu_hotplug_lock");
 
 bool state_valid(int state) { return state > CPUHP_OFFLINE && state < CPUHP_ONLINE; }
 
-// Takes the calling task off its vCPU and puts it back on an online one: a scheduling point.
-void reschedule_current() {
+// Simulated mode: takes the calling task off its vCPU and back onto an online one (a
+// scheduling point, as cond_resched()).
+void sim_reschedule_current() {
   emu::TaskImpl *t = emu::task_impl(current);
-  emu::Machine::Impl *m = t->m;
-  if (m->sim()) {
-    m->sim_release_cpu(t);
-    m->record("hotplug_yield", t);
-    m->sim_switch_out();
-  } else {
-    m->native_release_cpu(t);
-    m->native_acquire_cpu(t);
+  t->m->sim_release_cpu(t);
+  t->m->record("hotplug_yield", t);
+  t->m->sim_switch_out();
+}
+
+// The vCPU numbered @cpu, or nullptr when the running machine has no such CPU.
+emu::Vcpu *hotplug_vcpu(unsigned int cpu) {
+  emu::Machine::Impl *m = emu::g_machine;
+  return m && cpu < m->vcpus.size() ? m->vcpus[cpu].get() : nullptr;
+}
+
+// The teardown callbacks of the states below @from, highest first. Teardowns cannot fail.
+void run_teardowns(unsigned int cpu, int from) {
+  for (int s = from - 1; s > CPUHP_OFFLINE; s--) {
+    const cpuhp_step &st = cpuhp_steps[s];
+    if (st.used && st.teardown) WARN_ON(st.teardown(cpu) != 0);
   }
 }
 
@@ -121,10 +130,10 @@ void cpus_read_lock() NO_THREAD_SAFETY_ANALYSIS { down_read(&cpu_hotplug_lock); 
 void cpus_read_unlock() NO_THREAD_SAFETY_ANALYSIS { up_read(&cpu_hotplug_lock); }
 
 int remove_cpu(unsigned int cpu) {
-  emu::Machine::Impl *m = emu::g_machine;
-  if (!m || cpu >= m->vcpus.size()) return -EINVAL;
+  emu::Vcpu *v = hotplug_vcpu(cpu);
+  if (!v) return -EINVAL;
   might_sleep();
-  emu::Vcpu *v = m->vcpus[cpu].get();
+  emu::Machine::Impl *m = emu::g_machine;
 
   mutex_lock(&cpuhp_state_mutex);
   down_write(&cpu_hotplug_lock);
@@ -143,18 +152,15 @@ int remove_cpu(unsigned int cpu) {
     // takes it after; this task waits for that off its own vCPU, as a sleeping cpu_down().
     emu::TaskImpl *t = emu::task_impl(current);
     if (m->sim()) {
-      while (v->curr) reschedule_current();
+      while (v->curr) sim_reschedule_current();
     } else {
       m->native_release_cpu(t);
       v->run_lock.lock();
       v->run_lock.unlock();
       m->native_acquire_cpu(t);
     }
-    // The PREPARE-section teardowns ("dead" callbacks), highest state first, on this CPU.
-    for (int s = CPUHP_ONLINE - 1; s > CPUHP_OFFLINE; s--) {
-      const cpuhp_step &st = cpuhp_steps[s];
-      if (st.used && st.teardown) WARN_ON(st.teardown(cpu) != 0);  // teardowns cannot fail
-    }
+    // The PREPARE-section teardowns ("dead" callbacks), on this CPU.
+    run_teardowns(cpu, CPUHP_ONLINE);
   }
   up_write(&cpu_hotplug_lock);
   mutex_unlock(&cpuhp_state_mutex);
@@ -162,10 +168,9 @@ int remove_cpu(unsigned int cpu) {
 }
 
 int add_cpu(unsigned int cpu) {
-  emu::Machine::Impl *m = emu::g_machine;
-  if (!m || cpu >= m->vcpus.size()) return -EINVAL;
+  emu::Vcpu *v = hotplug_vcpu(cpu);
+  if (!v) return -EINVAL;
   might_sleep();
-  emu::Vcpu *v = m->vcpus[cpu].get();
 
   mutex_lock(&cpuhp_state_mutex);
   down_write(&cpu_hotplug_lock);
@@ -179,11 +184,7 @@ int add_cpu(unsigned int cpu) {
       if (st.used && st.startup && (ret = st.startup(cpu)) != 0) break;
     }
     if (ret) {
-      // Undo the states brought up, in reverse; the CPU stays offline.
-      while (--s > CPUHP_OFFLINE) {
-        const cpuhp_step &st = cpuhp_steps[s];
-        if (st.used && st.teardown) WARN_ON(st.teardown(cpu) != 0);
-      }
+      run_teardowns(cpu, s);  // undo the states brought up; the CPU stays offline
     } else {
       v->online.store(true);
     }

@@ -279,14 +279,23 @@ RunResult Machine::exec(std::function<void()> fn, int cpu, const std::string &na
 // ---------------------------------------------------------------------------------------------
 // vCPU ownership, native mode: the per-vCPU run lock.
 
+int Machine::Impl::bound_cpu(const TaskImpl *t) const {
+  if (t->opts.cpu >= 0 && vcpus[t->opts.cpu]->online) return t->opts.cpu;
+  if (t->task.migration_disabled && vcpus[t->last_cpu]->online) return t->last_cpu;
+  return -1;
+}
+
 void Machine::Impl::native_acquire_cpu(TaskImpl *t) {
+  auto take = [this, t](Vcpu *v) {
+    v->curr = &t->task;
+    t->vcpu = v;
+    t->last_cpu = v->id;
+    set_tls_vcpu(v);
+  };
   for (;;) {
     Vcpu *v = nullptr;
-    // A binding to an offline vCPU is broken, as the kernel does for tasks on a dead CPU.
-    if (t->opts.cpu >= 0 && vcpus[t->opts.cpu]->online) {
-      v = vcpus[t->opts.cpu].get();
-    } else if (t->task.migration_disabled && vcpus[t->last_cpu]->online) {
-      v = vcpus[t->last_cpu].get();
+    if (int cpu = bound_cpu(t); cpu >= 0) {
+      v = vcpus[cpu].get();
     } else {
       const int n = static_cast<int>(vcpus.size());
       for (int i = 0; i < n; i++) {
@@ -298,10 +307,7 @@ void Machine::Impl::native_acquire_cpu(TaskImpl *t) {
             c->run_lock.unlock();
             continue;
           }
-          c->curr = &t->task;
-          t->vcpu = c;
-          t->last_cpu = c->id;
-          set_tls_vcpu(c);
+          take(c);
           return;
         }
       }
@@ -314,10 +320,7 @@ void Machine::Impl::native_acquire_cpu(TaskImpl *t) {
       v->run_lock.unlock();
       continue;
     }
-    v->curr = &t->task;
-    t->vcpu = v;
-    t->last_cpu = v->id;
-    set_tls_vcpu(v);
+    take(v);
     return;
   }
 }

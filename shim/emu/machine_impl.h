@@ -122,6 +122,9 @@ struct Machine::Impl {
   void task_exited(TaskImpl *t);
 
   // vCPU ownership.
+  // The vCPU @t is bound to (pinned, or its last one while migration is disabled), or -1. A
+  // binding to an offline vCPU is broken, as the kernel does for tasks on a dead CPU.
+  int bound_cpu(const TaskImpl *t) const;
   void native_acquire_cpu(TaskImpl *t);
   void native_release_cpu(TaskImpl *t);
   void sim_release_cpu(TaskImpl *t);

@@ -45,9 +45,7 @@ Vcpu *free_cpu_for(const Machine::Impl *m, const TaskImpl *t) {
     Vcpu *v = m->vcpus[cpu].get();
     return (v->online && !v->curr) ? v : nullptr;
   };
-  // A binding to an offline vCPU is broken, as the kernel does for tasks on a dead CPU.
-  if (t->opts.cpu >= 0 && m->vcpus[t->opts.cpu]->online) return free_at(t->opts.cpu);
-  if (t->task.migration_disabled && m->vcpus[t->last_cpu]->online) return free_at(t->last_cpu);
+  if (int cpu = m->bound_cpu(t); cpu >= 0) return free_at(cpu);
   if (Vcpu *v = free_at(t->last_cpu)) return v;
   for (int i = 0; i < static_cast<int>(m->vcpus.size()); i++)
     if (Vcpu *v = free_at(i)) return v;
