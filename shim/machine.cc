@@ -286,7 +286,7 @@ int Machine::Impl::bound_cpu(const TaskImpl *t) const {
 }
 
 void Machine::Impl::native_acquire_cpu(TaskImpl *t) {
-  auto take = [this, t](Vcpu *v) {
+  auto take = [t](Vcpu *v) {
     v->curr = &t->task;
     t->vcpu = v;
     t->last_cpu = v->id;
