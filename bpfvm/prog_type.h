@@ -91,6 +91,9 @@ struct bpf_prog_type_desc {
   // uses the program's own type.
   bpf_prog_type kfunc_prog_type = BPF_PROG_TYPE_UNSPEC;
   bpf_sleepable sleepable = bpf_sleepable::never;
+  // The verifier's message for a sleepable program of a `never` type; empty: the kernel's
+  // generic one ("Only fentry/fexit/... can be sleepable").
+  std::string not_sleepable_msg;
   // check_return_code(): r0 at exit of the main program must be in [ret_min, ret_max].
   bool has_retval_range = false;
   s64 ret_min = 0;

@@ -356,7 +356,10 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
   const bpf_prog_type_desc &pt = *opts.prog_type;
   int err = 0;
   if (opts.sleepable && pt.sleepable == bpf_sleepable::never) {
-    env.verbose_err("Only fentry/fexit/fmod_ret, lsm, iter, uprobe, and struct_ops programs can be sleepable");
+    env.verbose_err("%s", pt.not_sleepable_msg.empty()
+                              ? "Only fentry/fexit/fmod_ret, lsm, iter, uprobe, and struct_ops "
+                                "programs can be sleepable"
+                              : pt.not_sleepable_msg.c_str());
     err = -EINVAL;
   }
   env.sleepable = pt.sleepable == bpf_sleepable::always ||

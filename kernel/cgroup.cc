@@ -108,6 +108,9 @@ void init_css(cgroup_subsys_state *css, cgroup *cgrp, cgroup_subsys *ss,
   css->id = id;
   css->serial_nr = ++g_serial;
   atomic_long_set(&css->refcnt, 1);  // the base reference
+  cgrp->self.cgroup = cgrp;
+  cgrp->self.flags = CSS_NO_REF;
+  cgrp->self.id = id;
   cgrp->subsys_css = css;
   cgrp->id = static_cast<u64>(id);
   registry_add(css);

@@ -71,6 +71,11 @@ struct cgroup_file {
 void cgroup_file_notify(cgroup_file *cfile);
 
 struct cgroup {
+  // The cgroup's own css (css->ss == nullptr), first as in the kernel, so &cgrp->self is the
+  // cgroup's address: BPF programs pass it to kfuncs taking any css (bpf_get_mem_cgroup).
+  // Emulation: it is not reference counted (CSS_NO_REF): a cgroup lives as long as its one
+  // controller css (see the banner), and self.parent is not set.
+  struct cgroup_subsys_state self;
   std::string name;
   struct cgroup *parent = nullptr;  // nullptr for the root
   struct cgroup_root *root = nullptr;

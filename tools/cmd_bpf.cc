@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_format.h"
 #include "bpfvm/disasm.h"
+#include "bpfvm/kernel_env.h"
 #include "bpfvm/loader.h"
 #include "bpfvm/object_dump.h"
 #include "bpfvm/runtime.h"
@@ -29,6 +30,13 @@ namespace {
 
 using namespace umemcg::emu;
 
+// Objects load against the kfuncs the subsystems registered at boot.
+LoadOptions load_options() {
+  LoadOptions lo;
+  lo.kfuncs = &bpf_kernel_env().kfuncs();
+  return lo;
+}
+
 bool one_file(std::span<char *const> args, const char *verb) {
   if (args.size() == 1) return true;
   std::fprintf(stderr, "usage: umemcg bpf %s FILE.o\n", verb);
@@ -37,7 +45,7 @@ bool one_file(std::span<char *const> args, const char *verb) {
 
 int verify(std::span<char *const> args) {
   if (!one_file(args, "verify")) return kExitUsage;
-  auto obj = load_object_file(args[0]);
+  auto obj = load_object_file(args[0], load_options());
   if (!obj.ok()) {
     std::fprintf(stderr, "umemcg bpf verify: cannot load %s: %s\n", args[0],
                  std::string(obj.status().message()).c_str());
@@ -108,7 +116,7 @@ const char *kfunc_namer(s32 btf_id, s16, void *opaque) {
 
 int disasm(std::span<char *const> args) {
   if (!one_file(args, "disasm")) return kExitUsage;
-  auto obj = load_object_file(args[0]);
+  auto obj = load_object_file(args[0], load_options());
   if (!obj.ok()) {
     std::fprintf(stderr, "umemcg bpf disasm: cannot load %s: %s\n", args[0],
                  std::string(obj.status().message()).c_str());
@@ -143,7 +151,7 @@ int disasm(std::span<char *const> args) {
 
 int dump(std::span<char *const> args) {
   if (!one_file(args, "dump")) return kExitUsage;
-  auto obj = load_object_file(args[0]);
+  auto obj = load_object_file(args[0], load_options());
   if (!obj.ok()) {
     std::fprintf(stderr, "umemcg bpf dump: cannot load %s: %s\n", args[0],
                  std::string(obj.status().message()).c_str());

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "mm/bpf_memcontrol.h"
 #include "tools/cmd_bpf.h"
 
 namespace umemcg::cli {
@@ -41,5 +42,7 @@ const Command kTopLevel[] = {
 
 int main(int argc, char **argv) {
   using namespace umemcg::cli;
+  // Boot: the subsystems register their BPF program types, structs and kfuncs.
+  umemcg::bpf_memcontrol_init();
   return dispatch(kTopLevel, "umemcg", std::span<char *const>(argv + 1, argc > 0 ? argc - 1 : 0));
 }
