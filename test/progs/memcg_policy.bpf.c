@@ -50,7 +50,7 @@ struct bpf_iter__cgroup {
 };
 
 #define BPF_MEMCG_HIGH_DEFER_INLINE 1
-#define MEMCG_HIGH 2 /* enum memcg_memory_event */
+#define MEMCG_HIGH 1 /* enum memcg_memory_event */
 
 extern struct mem_cgroup *bpf_get_root_mem_cgroup(void) __ksym;
 extern struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
@@ -77,10 +77,13 @@ struct {
 	__type(value, __u64);
 } usage_by_level SEC(".maps");
 
-__u64 violations;
-__u64 deferred;
-__u64 high_events;
-long reclaimed;
+/* The only .bss variable, so tests find it at offset 0 of the .bss map. */
+struct policy_stats {
+	__u64 violations;
+	__u64 deferred;
+	__u64 high_events;
+	__s64 reclaimed;
+} stats;
 
 static void held_add(long d)
 {
@@ -140,7 +143,7 @@ int BPF_PROG(on_handle_over_high, unsigned int gfp_mask)
 	__u64 *n = bpf_map_lookup_elem(&held, &tid);
 
 	if (n && *n)
-		__sync_fetch_and_add(&violations, 1);
+		__sync_fetch_and_add(&stats.violations, 1);
 	return 0;
 }
 
@@ -151,7 +154,7 @@ __u32 BPF_PROG(high_policy, const struct bpf_memcg_ctx *mctx)
 	__u64 *n = bpf_map_lookup_elem(&held, &tid);
 
 	if (n && *n) {
-		__sync_fetch_and_add(&deferred, 1);
+		__sync_fetch_and_add(&stats.deferred, 1);
 		return BPF_MEMCG_HIGH_DEFER_INLINE;
 	}
 	return 0;
@@ -179,7 +182,7 @@ int cgroup_usage(struct bpf_iter__cgroup *ctx)
 	slot = bpf_map_lookup_elem(&usage_by_level, &level);
 	if (slot)
 		*slot += bpf_mem_cgroup_usage(memcg);
-	high_events += bpf_mem_cgroup_memory_events(memcg, MEMCG_HIGH);
+	stats.high_events += bpf_mem_cgroup_memory_events(memcg, MEMCG_HIGH);
 	bpf_put_mem_cgroup(memcg);
 	return 0;
 }
@@ -191,9 +194,9 @@ int reclaim_root(void *ctx)
 
 	if (!root)
 		return -1;
-	reclaimed = bpf_proactive_reclaim(root, 16 * 4096, -1);
+	stats.reclaimed = bpf_proactive_reclaim(root, 16 * 4096, -1);
 	bpf_put_mem_cgroup(root);
-	return 0;
+	return stats.reclaimed < 0 ? (int)stats.reclaimed : (int)(stats.reclaimed / 4096);
 }
 
 char LICENSE[] SEC("license") = "GPL";
