@@ -140,10 +140,14 @@ absl::Status BpfKernelEnv::register_tracing_target(const bpf_attach_func &f) {
 }
 
 bool BpfKernelEnv::has_struct_ops(const std::string &name) const {
+  return find_struct_ops(name) != nullptr;
+}
+
+const bpf_struct_ops_type *BpfKernelEnv::find_struct_ops(const std::string &name) const {
   absl::MutexLock l(&mu_);
   for (const bpf_struct_ops_type &o : struct_ops_)
-    if (o.name == name) return true;
-  return false;
+    if (o.name == name) return &o;
+  return nullptr;
 }
 
 const bpf_prog_type_desc *BpfKernelEnv::prog_type_for(const BpfProgram &p,

@@ -26,6 +26,7 @@
 
 #include <linux/bpf.h>
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,9 @@ class BpfKernelEnv {
   const ProgTypeRegistry &types() const { return types_; }
   const KfuncRegistry &kfuncs() const { return kfuncs_; }
   bool has_struct_ops(const std::string &name) const ABSL_LOCKS_EXCLUDED(mu_);
+  // A registered struct_ops type, or nullptr (stable address: types are never removed).
+  const bpf_struct_ops_type *find_struct_ops(const std::string &name) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   absl::Status add_func_type(const std::string &type_name, bpf_prog_type type,
@@ -108,7 +112,7 @@ class BpfKernelEnv {
   mutable absl::Mutex mu_;
   ProgTypeRegistry types_;
   KfuncRegistry kfuncs_;
-  std::vector<bpf_struct_ops_type> struct_ops_ ABSL_GUARDED_BY(mu_);
+  std::deque<bpf_struct_ops_type> struct_ops_ ABSL_GUARDED_BY(mu_);
 };
 
 // The process's environment: the built-in program types (raw_mem, syscall) plus whatever the

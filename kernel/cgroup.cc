@@ -71,6 +71,7 @@ void free_css(cgroup_subsys_state *css) {
 
   registry_del(css);
   css->ss->css_free(css);
+  cgroup_bpf_free(cgrp);
   if (!is_root) delete cgrp;
   if (parent) css_put(parent);
 }
@@ -191,6 +192,7 @@ void rmdir_subtree_locked(cgroup *cgrp) {
   auto &sib = cgrp->parent->children;
   sib.erase(std::find(sib.begin(), sib.end(), cgrp));
   cgrp->removed = true;
+  cgroup_bpf_offline(cgrp);
   kill_css(cgrp->subsys_css);
 }
 }  // namespace
@@ -200,6 +202,7 @@ void cgroup_destroy_root(cgroup_root *root) {
   {
     mutex_guard g(&cgroup_mutex);
     rmdir_subtree_locked(&root->cgrp);
+    cgroup_bpf_offline(&root->cgrp);
     root_css = root->cgrp.subsys_css;
     WRITE_ONCE(root_css->flags, root_css->flags | CSS_DYING);
     if (root->ss->css_offline) root->ss->css_offline(root_css);
@@ -266,6 +269,7 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
   init_css(css, cgrp, ss, parent_css, id);
   css_get(parent_css);  // a child pins its parent until it is freed
   parent->children.push_back(cgrp);
+  cgroup_bpf_inherit(cgrp);
 
   if (ss->css_online) {
     int ret = ss->css_online(css);
@@ -292,6 +296,7 @@ int cgroup_rmdir(cgroup *cgrp) {
   auto &sib = cgrp->parent->children;
   sib.erase(std::find(sib.begin(), sib.end(), cgrp));
   cgrp->removed = true;
+  cgroup_bpf_offline(cgrp);
   kill_css(cgrp->subsys_css);
   return 0;
 }

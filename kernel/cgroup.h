@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "shim/atomic.h"
+#include "kernel/cgroup_bpf.h"
 #include "shim/mutex.h"
 #include "shim/rcupdate.h"
 #include "shim/types.h"
@@ -85,6 +86,7 @@ struct cgroup {
   std::vector<cgroup *> children;  // live (not yet removed) children, under cgroup_mutex
   int nr_populated = 0;            // tasks attached (under cgroup_mutex)
   bool removed = false;            // rmdir done
+  struct cgroup_bpf bpf;           // cgroup-bpf attachments and effective arrays
 };
 
 struct cgroup_root {

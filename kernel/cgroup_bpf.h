@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// kernel/cgroup_bpf.h: cgroup-bpf: what is attached to each cgroup per attach type, and the
+// effective arrays the hooks run, with the classic attach semantics:
+//  - flags 0 (NONE): one attachment, and no descendant may attach below it;
+//  - BPF_F_ALLOW_OVERRIDE: one attachment; a descendant's attachment replaces it for that
+//    subtree;
+//  - BPF_F_ALLOW_MULTI: several attachments; a cgroup's effective array holds its own first,
+//    then its ancestors' (each level in attach order), walking up while levels allow MULTI.
+// Effective arrays are recomputed for the whole subtree on attach and detach and published
+// under RCU; hooks read them under rcu_read_lock(). A static key per attach type says whether
+// anything is attached anywhere. An offlined cgroup's attachments become defunct (their
+// `cgroup` is cleared) and cgroup_bpf_tryget_live() fails on it.
+//
+// The attach types are the posted cgroup struct_ops series' (kernel-semantics.md 5.3): a
+// struct_ops map attached to a cgroup is an item whose `data` the subsystem interprets
+// (mm/bpf_memcg_ops.cc for CGROUP_MEMCG_OPS).
+//
+// Mirrors: kernel/bpf/cgroup.c (hierarchy_allows_attach, compute_effective_progs,
+//          update_effective_progs, __cgroup_bpf_attach/detach, cgroup_bpf_offline),
+//          include/linux/bpf-cgroup-defs.h (Linux 6.19; the struct_ops attach types from the
+//          posted series)
+// Emulation: items are opaque (kernel/ does not see bpfvm/); there is no BPF_F_REPLACE or
+//   BPF_F_PREORDER and no query. Attaching a second item to a non-MULTI cgroup replaces the
+//   first, which becomes defunct, as the kernel replaces a non-MULTI program.
+// Emulation: tryget_live is a flag test (no percpu_ref): readers that saw the cgroup live
+//   finish under RCU, and whoever frees an item's data waits for a grace period first.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "shim/types.h"
+
+namespace umemcg {
+
+struct cgroup;
+
+enum cgroup_bpf_attach_type {
+  CGROUP_MEMCG_OPS = 0,  // bpf_memcg_ops (posted series)
+  MAX_CGROUP_BPF_ATTACH_TYPE,
+};
+
+// BPF_F_ALLOW_OVERRIDE / BPF_F_ALLOW_MULTI (uapi values).
+inline constexpr u32 CGROUP_BPF_F_ALLOW_OVERRIDE = 1u << 0;
+inline constexpr u32 CGROUP_BPF_F_ALLOW_MULTI = 1u << 1;
+inline constexpr u32 BPF_CGROUP_MAX_PROGS = 64;
+
+// One attachment. `cgroup` is where it is attached; nullptr while detached or once defunct
+// (the cgroup went offline). Written under cgroup_mutex.
+struct bpf_cgroup_item {
+  void *data = nullptr;
+  struct cgroup *cgroup = nullptr;
+};
+
+// An effective array: immutable once published.
+struct bpf_cgroup_array {
+  std::vector<const bpf_cgroup_item *> items;
+};
+
+struct cgroup_bpf {
+  // Attached here, in attach order; flags as attached (under cgroup_mutex).
+  std::vector<bpf_cgroup_item *> progs[MAX_CGROUP_BPF_ATTACH_TYPE];
+  u32 flags[MAX_CGROUP_BPF_ATTACH_TYPE] = {};
+  // Published under RCU; nullptr = empty.
+  std::atomic<const bpf_cgroup_array *> effective[MAX_CGROUP_BPF_ATTACH_TYPE] = {};
+  std::atomic<bool> dead{false};  // offlined: hooks skip the cgroup
+};
+
+/**
+ * cgroup_bpf_attach - attach @item to @cgrp for @atype with @flags
+ * Returns 0, -EINVAL (bad flags), -ENOENT (cgroup removed), -EPERM (an ancestor forbids it,
+ * or the cgroup has attachments with other flags), -EEXIST (@item already attached), -E2BIG.
+ * Context: task context (takes cgroup_mutex, waits for an RCU grace period).
+ */
+int cgroup_bpf_attach(cgroup *cgrp, cgroup_bpf_attach_type atype, bpf_cgroup_item *item,
+                      u32 flags);
+// Detaches @item (0, or -ENOENT if it is not attached; a defunct item gives 0). On return no
+// reader still sees @item. Context: task context.
+int cgroup_bpf_detach(cgroup_bpf_attach_type atype, bpf_cgroup_item *item);
+
+// Under rcu_read_lock(): @cgrp's effective array, or nullptr if empty.
+inline const bpf_cgroup_array *cgroup_bpf_effective(const cgroup_bpf &bpf,
+                                                    cgroup_bpf_attach_type atype) {
+  return bpf.effective[atype].load(std::memory_order_acquire);  // rcu_dereference
+}
+// The static key: true while anything is attached for @atype anywhere.
+bool cgroup_bpf_enabled(cgroup_bpf_attach_type atype);
+inline bool cgroup_bpf_tryget_live(const cgroup_bpf &bpf) {
+  return !bpf.dead.load(std::memory_order_acquire);
+}
+
+// cgroup core hooks (kernel/cgroup.cc, under cgroup_mutex): a new cgroup inherits its
+// parent's effective arrays; an offlined one drops its attachments; a freed one its arrays.
+void cgroup_bpf_inherit(cgroup *cgrp);
+void cgroup_bpf_offline(cgroup *cgrp);
+void cgroup_bpf_free(cgroup *cgrp);
+
+}  // namespace umemcg
