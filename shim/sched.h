@@ -69,6 +69,7 @@ struct task_struct {
 
   // memcg (include/linux/sched.h, CONFIG_MEMCG)
   unsigned int memcg_nr_pages_over_high = 0;
+  bool in_bpf_memcg = false;  // inside bpf_memcg_high_policy() (re-entrancy guard)
   struct mem_cgroup *active_memcg = nullptr;
   struct obj_cgroup *objcg = nullptr;
   bool in_user_fault = false;
