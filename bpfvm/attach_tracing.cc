@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<BpfTracingLink>> BpfTracingLink::attach(BpfLoaded
   link->prog_ = &prog;
   link->point_ = point;
   link->exit_ = spec.kind == ProgKind::kFexit;
+  link->fast_ = prog.fast();
   link->id_ = point->attach(link->exit_, &BpfTracingLink::hook, link.get());
   return link;
 }
@@ -54,8 +55,13 @@ void BpfTracingLink::hook(void *data, const std::uint64_t *args, unsigned int na
     ctx[nargs] = ret;
     size += sizeof(u64);
   }
-  const BpfProgRunResult r = link->prog_->run(ctx, size, /*ctx_rdonly=*/true);
   link->runs_.fetch_add(1, std::memory_order_relaxed);
+  // Hook points run their lists under rcu_read_lock() (preemption off on a vCPU).
+  if (link->fast_) {
+    link->prog_->run_in_rcu(ctx);
+    return;
+  }
+  const BpfProgRunResult r = link->prog_->run(ctx, size, /*ctx_rdonly=*/true);
   if (!r.ok) link->faults_.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -52,6 +52,7 @@ class BpfTracingLink {
   HookPoint *point_ = nullptr;
   int id_ = 0;
   bool exit_ = false;
+  bool fast_ = false;  // verified: the trampoline fast path (run_in_rcu)
   // Relaxed counters: statistics only.
   std::atomic<u64> runs_{0};
   std::atomic<u64> faults_{0};

@@ -51,10 +51,10 @@ bool in_region(const BpfMemRegion &r, u64 addr, u64 len) {
 }  // namespace
 
 bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, uintptr_t stack_lo) {
-  for (const BpfMemRegion &r : ctx->regions)
+  for (const BpfMemRegion &r : ctx->chk->regions)
     if (in_region(r, addr, len)) return !write || r.writable;
-  auto it = ctx->dyn.upper_bound(addr);
-  if (it != ctx->dyn.begin()) {
+  auto it = ctx->chk->dyn.upper_bound(addr);
+  if (it != ctx->chk->dyn.begin()) {
     --it;
     if (in_region(it->second, addr, len)) return !write || it->second.writable;
   }
@@ -71,7 +71,7 @@ void bpf_run_fault(bpf_run_ctx *ctx, const std::string &why) {
 
 void bpf_run_add_region(bpf_run_ctx *ctx, const void *p, u64 len, bool writable) {
   const u64 a = (u64)(uintptr_t)p;
-  auto [it, fresh] = ctx->dyn.try_emplace(a, BpfMemRegion{a, len, writable});
+  auto [it, fresh] = ctx->chk->dyn.try_emplace(a, BpfMemRegion{a, len, writable});
   if (!fresh && it->second.len < len) it->second = BpfMemRegion{a, len, writable};
 }
 
@@ -82,8 +82,8 @@ std::string absl_hex(u64 v) { return absl::StrCat(absl::Hex(v)); }
 }  // namespace
 
 bool check_map(bpf_run_ctx *ctx, u64 map, const char *helper) {
-  if (!ctx || !ctx->checked) return true;
-  if (ctx->maps.contains(reinterpret_cast<const bpf_map *>(map))) return true;
+  if (!ctx || !ctx->chk) return true;
+  if (ctx->chk->maps.contains(reinterpret_cast<const bpf_map *>(map))) return true;
   bpf_run_fault(ctx, std::string(helper) + ": R1 is not a map of the program (0x" +
                          absl_hex(map) + ")");
   return false;
@@ -91,7 +91,7 @@ bool check_map(bpf_run_ctx *ctx, u64 map, const char *helper) {
 
 bool check_mem(bpf_run_ctx *ctx, u64 addr, u64 len, bool write, const char *helper,
                const char *what, uintptr_t frame) {
-  if (!ctx || !ctx->checked || len == 0) return true;
+  if (!ctx || !ctx->chk || len == 0) return true;
   if (bpf_run_mem_ok(ctx, addr, len, write, frame)) return true;
   bpf_run_fault(ctx, std::string(helper) + ": invalid " + (write ? "write" : "read") + " of " +
                          std::to_string(len) + " bytes of " + what + " at 0x" + absl_hex(addr));
@@ -125,7 +125,8 @@ BPF_HELPER(get_current_comm) {
 }
 
 BPF_HELPER(get_current_task) {
-  if (bpf_run_ctx *ctx = bpf_current_run_ctx()) ctx->trusted_ptrs.insert((u64)(uintptr_t)current);
+  bpf_run_ctx *ctx = bpf_current_run_ctx();
+  if (ctx && ctx->chk) ctx->chk->trusted_ptrs.insert((u64)(uintptr_t)current);
   return (u64)(uintptr_t)current;
 }
 

@@ -56,21 +56,27 @@ inline constexpr u64 BPF_MAX_LOOPS = 8 * 1024 * 1024;
 // kernel/bpf/helpers.c: the bprintf output buffer.
 inline constexpr u32 MAX_BPRINTF_BUF = 1024;
 
-// The state of one program run (the kernel's struct bpf_run_ctx, which programs types extend).
-struct bpf_run_ctx {
-  // No verifier proof: helpers validate their arguments and record faults.
-  bool checked = true;
-  // Checked runs: regions known up front (ctx, array map values).
+// What a checked run tracks (a program the verifier did not prove safe); fast runs have none,
+// which keeps a fast run's set-up to a few stores.
+struct bpf_run_checked {
+  // Regions known up front (ctx, array map values).
   std::vector<emu::BpfMemRegion> regions;
-  // Checked runs: memory helpers handed out during the run (map values, storage values,
-  // ring-buffer records), by start address.
+  // Memory helpers handed out during the run (map values, storage values, ring-buffer
+  // records), by start address.
   std::map<u64, emu::BpfMemRegion> dyn;
-  // Checked runs: outstanding ring-buffer reservations and held bpf_spin_locks.
+  // Outstanding ring-buffer reservations and held bpf_spin_locks.
   absl::flat_hash_set<u64> records;
   std::vector<struct bpf_spin_lock *> locks;
-  // Checked runs: the maps the program references, and the kernel objects it was handed.
+  // The maps the program references, and the kernel objects it was handed.
   absl::flat_hash_set<const bpf_map *> maps;
   absl::flat_hash_set<u64> trusted_ptrs;
+};
+
+// The state of one program run (the kernel's struct bpf_run_ctx, which programs types extend).
+struct bpf_run_ctx {
+  // A checked run (no verifier proof): helpers validate their arguments against this state and
+  // record faults. nullptr in fast runs.
+  bpf_run_checked *chk = nullptr;
   // Host stack window [window_lo, stack_hi) holding the BPF stacks of the interpreter runs
   // below a helper (checked runs). window_lo is set while a callback runs nested.
   uintptr_t stack_hi = 0;

@@ -22,7 +22,7 @@ namespace umemcg::emu::helpers {
 namespace {
 
 bpf_map *as_map(u64 v) { return reinterpret_cast<bpf_map *>((uintptr_t)v); }
-bool checked(const bpf_run_ctx *ctx) { return ctx && ctx->checked; }
+bool checked(const bpf_run_ctx *ctx) { return ctx && ctx->chk; }
 
 // Records memory handed to the program so later accesses through it pass the checks.
 void hand_out(bpf_run_ctx *ctx, const void *p, u64 len, bool writable) {
@@ -31,7 +31,7 @@ void hand_out(bpf_run_ctx *ctx, const void *p, u64 len, bool writable) {
 
 bool check_task(bpf_run_ctx *ctx, u64 task, const char *helper) {
   if (!checked(ctx) || !task) return true;
-  if (task == (u64)(uintptr_t)current || ctx->trusted_ptrs.contains(task)) return true;
+  if (task == (u64)(uintptr_t)current || ctx->chk->trusted_ptrs.contains(task)) return true;
   bpf_run_fault(ctx, std::string(helper) + ": R2 is not a task_struct the program was given");
   return false;
 }
@@ -84,11 +84,11 @@ BPF_HELPER(spin_lock) {
       bpf_run_fault(ctx, "bpf_spin_lock: R1 is not a bpf_spin_lock in a map value");
       return 0;
     }
-    if (!ctx->locks.empty()) {
+    if (!ctx->chk->locks.empty()) {
       bpf_run_fault(ctx, "bpf_spin_lock: a lock is already held");
       return 0;
     }
-    ctx->locks.push_back(lock);
+    ctx->chk->locks.push_back(lock);
   }
   __bpf_spin_lock_irqsave(lock);
   return 0;
@@ -98,11 +98,11 @@ BPF_HELPER(spin_unlock) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   auto *lock = reinterpret_cast<struct bpf_spin_lock *>((uintptr_t)r1);
   if (checked(ctx)) {
-    if (ctx->locks.empty() || ctx->locks.back() != lock) {
+    if (ctx->chk->locks.empty() || ctx->chk->locks.back() != lock) {
       bpf_run_fault(ctx, "bpf_spin_unlock: R1 is not the lock held");
       return 0;
     }
-    ctx->locks.pop_back();
+    ctx->chk->locks.pop_back();
   }
   __bpf_spin_unlock_irqrestore(lock);
   return 0;
@@ -122,11 +122,11 @@ bpf_ringbuf *ringbuf_arg(bpf_run_ctx *ctx, u64 map, const char *helper) {
 // Submit/discard: in a checked run the sample must be one of the run's own reservations.
 bool take_record(bpf_run_ctx *ctx, u64 sample, const char *helper) {
   if (!checked(ctx)) return true;
-  if (!ctx->records.erase(sample)) {
+  if (!ctx->chk->records.erase(sample)) {
     bpf_run_fault(ctx, std::string(helper) + ": R1 is not a record reserved by this run");
     return false;
   }
-  ctx->dyn.erase(sample);
+  ctx->chk->dyn.erase(sample);
   return true;
 }
 
@@ -139,7 +139,7 @@ BPF_HELPER(ringbuf_reserve) {
   void *p = __bpf_ringbuf_reserve(rb, r2);
   if (p && checked(ctx)) {
     hand_out(ctx, p, r2, true);
-    ctx->records.insert((u64)(uintptr_t)p);
+    ctx->chk->records.insert((u64)(uintptr_t)p);
   }
   return (u64)(uintptr_t)p;
 }

@@ -115,7 +115,7 @@ bool read_str(void *opaque, u64 ptr, std::string *out) {
   auto *r = static_cast<StrReader *>(opaque);
   if (!ptr) return false;
   for (u32 n = 0; n < MAX_BPRINTF_BUF; n++) {
-    if (r->ctx && r->ctx->checked && !bpf_run_mem_ok(r->ctx, ptr + n, 1, false, r->frame))
+    if (r->ctx && r->ctx->chk && !bpf_run_mem_ok(r->ctx, ptr + n, 1, false, r->frame))
       return false;
     const char ch = *reinterpret_cast<const char *>((uintptr_t)(ptr + n));
     if (!ch) return true;

@@ -100,6 +100,12 @@ class BpfLoadedProg {
   // Runs the program on the current task with r1 = ctx (ctx_size bytes the program may access,
   // writable unless ctx_rdonly). Must run on a machine task (or attached thread).
   BpfProgRunResult run(void *ctx, u64 ctx_size, bool ctx_rdonly = false);
+  // The trampoline's fast path: for a fast() program that is not sleepable, called by a hook
+  // that already holds rcu_read_lock() with migration disabled (hook points, struct_ops
+  // dispatchers walking an RCU-protected array). Returns r0.
+  // Emulation: the kernel's trampoline enters RCU per program; here one read-side section
+  // covers the caller's walk (nesting would change nothing for a non-sleepable program).
+  u64 run_in_rcu(void *ctx);
 
   const BpfCallback *find_callback(u64 value) const;
 

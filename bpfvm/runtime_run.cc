@@ -9,6 +9,8 @@
 #include "bpfvm/helpers_impl.h"
 #include "bpfvm/ringbuf.h"
 #include "bpfvm/runtime.h"
+
+#include <optional>
 #include "shim/errno.h"
 #include "shim/preempt.h"
 #include "shim/rcupdate.h"
@@ -33,11 +35,11 @@ u64 run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
     bpf_run_fault(rc, "callback_fn is not a callback of the program");
     return 0;
   }
-  if (!rc->checked) return cb->exec->run_fast(args);
+  if (!rc->chk) return cb->exec->run_fast(args);
   BpfCheckedRunOpts o;
   for (int i = 0; i < 5; i++) o.args[i] = args[i];
   o.nargs = 5;
-  o.regions = rc->regions;
+  o.regions = rc->chk->regions;
   o.mem_ok = run_mem_ok;
   o.mem_ok_opaque = rc;
   o.insn_budget = rc->insn_budget > rc->executed ? rc->insn_budget - rc->executed : 1;
@@ -53,18 +55,18 @@ u64 run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
 
 // What a checked run must not leave behind: the verifier proves both for verified programs.
 void release_leftovers(bpf_run_ctx *rc) {
-  if (!rc->locks.empty()) {
+  if (!rc->chk->locks.empty()) {
     bpf_run_fault(rc, "bpf_spin_lock is still held at exit");
-    while (!rc->locks.empty()) {
-      __bpf_spin_unlock_irqrestore(rc->locks.back());
-      rc->locks.pop_back();
+    while (!rc->chk->locks.empty()) {
+      __bpf_spin_unlock_irqrestore(rc->chk->locks.back());
+      rc->chk->locks.pop_back();
     }
   }
-  if (!rc->records.empty()) {
+  if (!rc->chk->records.empty()) {
     bpf_run_fault(rc, "ring buffer record reserved and neither submitted nor discarded");
-    for (u64 rec : rc->records)
+    for (u64 rec : rc->chk->records)
       bpf_ringbuf_commit(reinterpret_cast<void *>((uintptr_t)rec), BPF_RB_NO_WAKEUP, true);
-    rc->records.clear();
+    rc->chk->records.clear();
   }
 }
 
@@ -88,6 +90,19 @@ std::string BpfLoadedProg::refusal() const {
   return "the verifier rejected program '" + name() + "': " + verdict_.error;
 }
 
+__attribute__((noinline)) u64 BpfLoadedProg::run_in_rcu(void *ctx) {
+  // Only what a fast run's helpers read: the program (bpf_loop callbacks) and the frame.
+  bpf_run_ctx rc;
+  rc.prog = this;
+  rc.run_callback = run_callback;
+  rc.stack_hi = (uintptr_t)__builtin_frame_address(0);
+  bpf_run_ctx *old = bpf_set_run_ctx(&rc);
+  const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
+  const u64 r0 = exec_->run_fast(args);
+  bpf_reset_run_ctx(old);
+  return r0;
+}
+
 // noinline: its frame address bounds the host stack window from above (the interpreter runs
 // below it).
 __attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx_size,
@@ -99,14 +114,15 @@ __attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx
     return refused;
   }
   bpf_run_ctx rc;
-  rc.checked = !fast();
+  std::optional<bpf_run_checked> chk;  // constructed for checked runs only
+  if (!fast()) rc.chk = &chk.emplace();
   rc.prog = this;
   rc.run_callback = run_callback;
   rc.stack_hi = (uintptr_t)__builtin_frame_address(0);
-  if (rc.checked) {
-    rc.regions = obj_->static_regions();
-    if (ctx && ctx_size) rc.regions.push_back({(u64)(uintptr_t)ctx, ctx_size, !ctx_rdonly});
-    for (const auto &m : obj_->maps()) rc.maps.insert(m.get());
+  if (rc.chk) {
+    rc.chk->regions = obj_->static_regions();
+    if (ctx && ctx_size) rc.chk->regions.push_back({(u64)(uintptr_t)ctx, ctx_size, !ctx_rdonly});
+    for (const auto &m : obj_->maps()) rc.chk->maps.insert(m.get());
   }
   bpf_run_ctx *old = bpf_set_run_ctx(&rc);
   const bool sleep = sleepable();
@@ -118,7 +134,7 @@ __attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx
   }
 
   BpfProgRunResult res;
-  if (!rc.checked) {
+  if (!rc.chk) {
     const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
     res.r0 = exec_->run_fast(args);
     res.ok = true;
@@ -126,7 +142,7 @@ __attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx
     BpfCheckedRunOpts o;
     o.args[0] = (u64)(uintptr_t)ctx;
     o.nargs = 1;
-    o.regions = rc.regions;
+    o.regions = rc.chk->regions;
     o.mem_ok = run_mem_ok;
     o.mem_ok_opaque = &rc;
     o.insn_budget = rc.insn_budget;

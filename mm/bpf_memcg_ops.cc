@@ -17,6 +17,7 @@
 #include "kernel/cgroup.h"
 #include "mm/bpf_memcontrol.h"
 #include "mm/memcontrol.h"
+#include "shim/compiler.h"
 #include "shim/errno.h"
 #include "shim/preempt.h"
 #include "shim/rcupdate.h"
@@ -77,7 +78,10 @@ absl::StatusOr<std::unique_ptr<BpfMemcgOpsLink>> BpfMemcgOpsLink::attach(
     if (!prog->runnable())
       return absl::PermissionDeniedError(
           absl::StrFormat("map '%s' member %s: %s", map_name, m.name, prog->refusal()));
-    if (m.name == "high_policy") link->high_policy_ = prog;
+    if (m.name == "high_policy") {
+      link->high_policy_ = prog;
+      link->policy_fast_ = prog->fast() && !prog->sleepable();
+    }
   }
   link->item_.data = link.get();
   int err = cgroup_bpf_attach(memcg->css.cgroup, CGROUP_MEMCG_OPS, &link->item_, flags);
@@ -126,9 +130,16 @@ u32 bpf_memcg_high_policy(mem_cgroup *memcg, mem_cgroup *over_limit, gfp_t gfp) 
       for (const bpf_cgroup_item *item : a->items) {
         const auto *link = static_cast<const BpfMemcgOpsLink *>(item->data);
         if (!link->high_policy_) continue;
-        const emu::BpfProgRunResult r = link->high_policy_->run(args, sizeof(args), true);
+        emu::BpfLoadedProg *prog = link->high_policy_;
+        u64 r0;
+        if (likely(link->policy_fast_)) {
+          r0 = prog->run_in_rcu(args);  // verified, not sleepable: the trampoline fast path
+        } else {
+          const emu::BpfProgRunResult r = prog->run(args, sizeof(args), true);
+          r0 = r.ok ? r.r0 : 0;
+        }
         // OR: no policy can undo another's request; unknown bits are dropped.
-        if (r.ok) acc |= static_cast<u32>(r.r0) & BPF_MEMCG_HIGH_VALID_MASK;
+        acc |= static_cast<u32>(r0) & BPF_MEMCG_HIGH_VALID_MASK;
       }
     }
   }

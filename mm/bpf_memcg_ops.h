@@ -71,6 +71,7 @@ class BpfMemcgOpsLink {
 
   bpf_cgroup_item item_;
   emu::BpfLoadedProg *high_policy_ = nullptr;
+  bool policy_fast_ = false;  // verified and not sleepable: run_in_rcu()
   bool detached_ = false;
 };
 

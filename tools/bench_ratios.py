@@ -77,6 +77,25 @@ def main(path):
         ms = ns(worst[1]) / 1e6
         print(f"S10 verifier: slowest program {worst[0][len('BM_verify/'):]} {ms:.3f} ms "
               f"of {len(verify)} (target <= 5 ms each: {'holds' if ms <= 5.0 else 'MISSED'})")
+    # S6: three trivial policies attached must not slow the stock hit (<= 3 %).
+    hit0 = rows.get("BM_bpf_policy_stock_hit/0")
+    hit3 = rows.get("BM_bpf_policy_stock_hit/3")
+    if hit0 and hit3:
+        d = ns(hit3) / ns(hit0) - 1.0
+        print(f"S6 policies on the stock hit: {d * 100:+.1f}% with 3 attached "
+              f"(target <= +3%: {'holds' if d <= 0.03 else 'MISSED'})")
+    # S7: dispatch cost beyond the programs' own instructions, 3 policies (<= 30 ns).
+    disp = rows.get("BM_bpf_memcg_high_policy/3")
+    alu = rows.get("BM_interp_alu_fast")
+    if disp and alu and "ns_per_insn" in alu:
+        per_insn = alu["ns_per_insn"]
+        if per_insn < 1e-3:  # an inverted rate counter: seconds per instruction
+            per_insn *= 1e9
+        own = 3 * disp.get("prog_insns", 0) * per_insn
+        extra = ns(disp) - own
+        print(f"S7 dispatch of 3 policies: {ns(disp):.1f} ns, programs' own instructions "
+              f"{own:.1f} ns, added {extra:.1f} ns (target <= 30 ns: "
+              f"{'holds' if extra <= 30 else 'MISSED'})")
     # Throughput scaling of the multi-threaded stock-hit benchmark (target: >= 1.8x).
     for suffix in ("", "_pcstock"):
         one = rows.get(f"BM_try_charge_memcg_stock_hit_mt{suffix}/3/real_time/threads:1")
