@@ -60,7 +60,7 @@ struct PolicySetup {
       for (int i = 0; i < levels; i++) {
         auto lo = emu::BpfLoadedObject::open(
             std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_trivial.bpf.o",
-            &emu::bpf_kernel_env().kfuncs());
+            emu::bpf_kernel_load_options());
         if (!lo.ok()) return;
         auto link = BpfMemcgOpsLink::attach(**lo, "trivial", chain[2 - i],
                                             CGROUP_BPF_F_ALLOW_MULTI);

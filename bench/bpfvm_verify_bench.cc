@@ -28,9 +28,8 @@ struct Registrar {
 
   Registrar() {
     bpf_memcontrol_init();
-    LoadOptions lo;
-    lo.kfuncs = &bpf_kernel_env().kfuncs();
-    for (const char *name : {"memcg_policy", "globals", "rt_maps", "rt_loop"}) {
+    const LoadOptions lo = bpf_kernel_load_options();
+    for (const char *name : {"memcg_policy", "memcg_core", "globals", "rt_maps", "rt_loop"}) {
       const std::string path = std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name + ".bpf.o";
       absl::StatusOr<BpfObject> obj = load_object_file(path, lo);
       if (!obj.ok()) {

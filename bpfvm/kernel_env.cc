@@ -117,10 +117,16 @@ absl::Status BpfKernelEnv::register_iter_target(const bpf_attach_func &f) {
   absl::MutexLock l(&mu_);
   // Iterator arguments are trusted (prog_args_trusted for BPF_TRACE_ITER); r0 must be 0 or 1
   // (check_return_code's default range for iterators); iter.s/ makes it sleepable.
-  return add_func_type("iter/" + f.name, BPF_PROG_TYPE_TRACING, f.args, f.arg_names, nullptr,
-                       PTR_TRUSTED, f.helpers.empty() ? bpf_base_helpers() : f.helpers,
-                       f.sleepable_ok ? bpf_sleepable::optional : bpf_sleepable::never, {}, true,
-                       0, 1);
+  if (absl::Status st =
+          add_func_type("iter/" + f.name, BPF_PROG_TYPE_TRACING, f.args, f.arg_names, nullptr,
+                        PTR_TRUSTED, f.helpers.empty() ? bpf_base_helpers() : f.helpers,
+                        f.sleepable_ok ? bpf_sleepable::optional : bpf_sleepable::never, {},
+                        true, 0, 1);
+      !st.ok())
+    return st;
+  // struct bpf_iter__<name> { meta; object; }: the same fields as the context.
+  const bpf_prog_type_desc *d = types_.find("iter/" + f.name);
+  return types_.add_struct({"bpf_iter__" + f.name, d->ctx_size, d->ctx_fields});
 }
 
 absl::Status BpfKernelEnv::register_tracing_target(const bpf_attach_func &f) {
@@ -191,6 +197,13 @@ const bpf_prog_type_desc *BpfKernelEnv::prog_type_for(const BpfProgram &p,
     *why = absl::StrFormat("%s %s is not registered (%s)", what, p.attach_target, p.section);
   }
   return d;
+}
+
+LoadOptions bpf_kernel_load_options() {
+  LoadOptions lo;
+  lo.kfuncs = &bpf_kernel_env().kfuncs();
+  lo.core_types = &bpf_kernel_env().types();
+  return lo;
 }
 
 BpfKernelEnv &bpf_kernel_env() {

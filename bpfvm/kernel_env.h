@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "bpfvm/kfunc.h"
+#include "bpfvm/loader.h"
 #include "bpfvm/object.h"
 #include "bpfvm/prog_type.h"
 
@@ -81,7 +82,8 @@ class BpfKernelEnv {
   // Registers "struct_ops/<type>.<member>" program types. Errors: a duplicate type, a member
   // with more than 5 arguments, a pointer argument naming no registered struct.
   absl::Status register_struct_ops(const bpf_struct_ops_type &t) ABSL_LOCKS_EXCLUDED(mu_);
-  // Registers "iter/<name>" (and its sleepable form, same descriptor).
+  // Registers "iter/<name>" (and its sleepable form, same descriptor), and the context struct
+  // bpf_iter__<name> (for CO-RE relocations of programs reading it).
   absl::Status register_iter_target(const bpf_attach_func &f) ABSL_LOCKS_EXCLUDED(mu_);
   // Registers "fentry/<name>" and "fexit/<name>".
   absl::Status register_tracing_target(const bpf_attach_func &f) ABSL_LOCKS_EXCLUDED(mu_);
@@ -114,6 +116,10 @@ class BpfKernelEnv {
   KfuncRegistry kfuncs_;
   std::deque<bpf_struct_ops_type> struct_ops_ ABSL_GUARDED_BY(mu_);
 };
+
+// Load options against the environment: its kfuncs, and its structs as the CO-RE target
+// (libbpf's vmlinux BTF).
+LoadOptions bpf_kernel_load_options();
 
 // The process's environment: the built-in program types (raw_mem, syscall) plus whatever the
 // subsystems registered (mm/bpf_memcontrol.cc for memcg).

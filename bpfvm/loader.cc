@@ -64,6 +64,7 @@ absl::StatusOr<BpfObject> load_object(absl::Span<const u8> image, const LoadOpti
 	BpfObject obj;
 	obj.name = opts.name;
 	loader::LoadCtx ctx{*elf, obj};
+	ctx.core_types = opts.core_types;
 	if (const elf::Section *b = elf->by_name(".BTF")) {
 		absl::StatusOr<struct btf *> btf = btf_parse_bytes(b->data);
 		if (!btf.ok())

@@ -18,13 +18,22 @@
 #include "absl/types/span.h"
 #include "bpfvm/kfunc.h"
 #include "bpfvm/object.h"
+#include "bpfvm/prog_type.h"
 
 namespace umemcg::emu {
+
+// The helper id libbpf (and loader_core.cc) writes into an instruction whose CO-RE relocation
+// could not be resolved.
+inline constexpr u32 kCorePoisonHelper = 0xbad2310;
 
 struct LoadOptions {
 	// Registry to resolve .ksyms kfunc externs against; nullptr leaves every
 	// extern unresolved (inspection only). Must outlive the object.
 	const KfuncRegistry *kfuncs = nullptr;
+	// The kernel-object layouts CO-RE relocations (.BTF.ext) resolve against, as libbpf
+	// uses vmlinux BTF (bpf_kernel_env().types()); nullptr leaves the instructions as
+	// compiled. Must outlive the load.
+	const ProgTypeRegistry *core_types = nullptr;
 	// Object name; load_object_file() defaults it from the file name.
 	std::string name;
 };

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "bpfvm/elf_reader.h"
 #include "bpfvm/object.h"
+#include "bpfvm/prog_type.h"
 
 struct btf;
 
@@ -20,6 +21,8 @@ struct LoadCtx {
 	u32 text_shndx = 0;         // 0 if the object has no .text
 	u32 maps_shndx = 0;         // 0 if no .maps
 	std::vector<int> data_map_of_section;  // section index -> map, -1
+	// Kernel-object layouts CO-RE relocations resolve against; nullptr: not applied.
+	const ProgTypeRegistry *core_types = nullptr;
 };
 
 // Phases, in the order load_object runs them.
@@ -28,5 +31,9 @@ absl::Status collect_data_maps(LoadCtx &ctx);     // loader_maps.cc
 absl::Status collect_externs(LoadCtx &ctx);       // loader_externs.cc
 absl::Status collect_programs(LoadCtx &ctx);      // loader_progs.cc
 absl::Status collect_struct_ops(LoadCtx &ctx);    // loader_struct_ops.cc
+
+// CO-RE relocations of section sec applied to its instructions (loader_core.cc), before
+// programs are split and .text is appended.
+absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector<bpf_insn> &insns);
 
 }  // namespace umemcg::emu::loader

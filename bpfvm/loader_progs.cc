@@ -357,6 +357,8 @@ absl::Status collect_programs(LoadCtx &ctx)
 	if (ctx.text_shndx) {
 		const elf::Section &ts = ctx.elf.sections[ctx.text_shndx];
 		text = section_insns(ts);
+		if (absl::Status st = apply_core_relos(ctx, ts, text); !st.ok())
+			return st;
 		absl::StatusOr<std::vector<Func>> f = section_funcs(ctx, ts);
 		if (!f.ok())
 			return f.status();
@@ -373,6 +375,8 @@ absl::Status collect_programs(LoadCtx &ctx)
 		    !(s.flags & SHF_EXECINSTR) || s.data.empty())
 			continue;
 		std::vector<bpf_insn> insns = section_insns(s);
+		if (absl::Status st = apply_core_relos(ctx, s, insns); !st.ok())
+			return st;
 		absl::StatusOr<std::vector<Func>> funcs = section_funcs(ctx, s);
 		if (!funcs.ok())
 			return funcs.status();

@@ -71,6 +71,13 @@ absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::open(
   return link(std::move(*obj), opts);
 }
 
+absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::open(
+    const std::string &path, const LoadOptions &lo, const BpfLinkOptions &opts) {
+  auto obj = load_object_file(path, lo);
+  if (!obj.ok()) return obj.status();
+  return link(std::move(*obj), opts);
+}
+
 absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::link(BpfObject obj,
                                                                        const BpfLinkOptions &opts) {
   std::unique_ptr<BpfLoadedObject> lo(new BpfLoadedObject);
@@ -195,6 +202,16 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
       }
     }
   }
+  // CO-RE poisoned instructions (loader_core.cc: a call to helper 0xbad2310): the verifier
+  // refuses a program that can reach one; in the code it proved unreachable they become the
+  // kernel's dead-code filler, "ja -1" (sanitize_dead_code). A checked run that reaches one
+  // spins until its instruction budget ends the run with a fault.
+  for (bpf_insn &in : insns)
+    if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && (u32)in.imm == kCorePoisonHelper) {
+      in = bpf_insn{};
+      in.code = BPF_JMP | BPF_JA;
+      in.off = -1;
+    }
   auto exec = BpfExecProg::prepare({insns, bpf_helper_table(), p.kfuncs_});
   if (!exec.ok()) return absl::InvalidArgumentError(who + ": " + std::string(exec.status().message()));
   p.exec_ = std::make_unique<BpfExecProg>(std::move(*exec));

@@ -46,6 +46,7 @@
 #include "absl/status/statusor.h"
 #include "bpfvm/interp.h"
 #include "bpfvm/kfunc.h"
+#include "bpfvm/loader.h"
 #include "bpfvm/map.h"
 #include "bpfvm/object.h"
 #include "bpfvm/runtime_verify.h"
@@ -129,6 +130,10 @@ class BpfLoadedObject {
   // load_object_file() against kfuncs (may be nullptr), then link().
   static absl::StatusOr<std::unique_ptr<BpfLoadedObject>> open(const std::string &path,
                                                                const KfuncRegistry *kfuncs,
+                                                               const BpfLinkOptions &opts = {});
+  // load_object_file() with lo (kfuncs, CO-RE target layouts), then link().
+  static absl::StatusOr<std::unique_ptr<BpfLoadedObject>> open(const std::string &path,
+                                                               const LoadOptions &lo,
                                                                const BpfLinkOptions &opts = {});
 
   BpfLoadedObject(const BpfLoadedObject &) = delete;

@@ -30,12 +30,8 @@ namespace {
 
 using namespace umemcg::emu;
 
-// Objects load against the kfuncs the subsystems registered at boot.
-LoadOptions load_options() {
-  LoadOptions lo;
-  lo.kfuncs = &bpf_kernel_env().kfuncs();
-  return lo;
-}
+// Objects load against the kfuncs and layouts (CO-RE) the subsystems registered at boot.
+LoadOptions load_options() { return bpf_kernel_load_options(); }
 
 bool one_file(std::span<char *const> args, const char *verb) {
   if (args.size() == 1) return true;

@@ -102,7 +102,7 @@ int cmd_bpf_run(std::span<char *const> args) {
   {
     Machine m(cfg);
     m.exec([&] {
-      auto lo = BpfLoadedObject::open(file, &bpf_kernel_env().kfuncs(), lopts);
+      auto lo = BpfLoadedObject::open(file, bpf_kernel_load_options(), lopts);
       if (!lo.ok()) {
         std::fprintf(stderr, "umemcg bpf run: cannot load %s: %s\n", file,
                      std::string(lo.status().message()).c_str());

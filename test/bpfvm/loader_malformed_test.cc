@@ -74,7 +74,7 @@ struct RawElf {
 	}
 };
 
-const char *kObjects[] = {"globals", "maps", "memcg_ops"};
+const char *kObjects[] = {"globals", "maps", "memcg_ops", "memcg_core"};
 
 // Loads the image with a registry so extern resolution runs too. Returns
 // whether it loaded; an error must carry a message.
@@ -85,8 +85,23 @@ bool try_load(const std::vector<u8> &img)
 		testing::add_memcg_kfuncs(*r);
 		return r;
 	}();
+	// CO-RE targets, so the .BTF.ext relocations are resolved too.
+	static ProgTypeRegistry *types = [] {
+		auto *t = new ProgTypeRegistry;
+		(void)t->add_struct({"task_struct", 64, {bpf_ctx_field::scalar("pid", 0, 4),
+							 bpf_ctx_field::scalar("tgid", 4, 4),
+							 bpf_ctx_field::scalar("comm", 8, 16)}});
+		(void)t->add_struct({"mem_cgroup", 8, {}});
+		(void)t->add_struct({"bpf_memcg_ctx", 56,
+				     {bpf_ctx_field::ptr("memcg", 0, "mem_cgroup", PTR_TRUSTED),
+				      bpf_ctx_field::ptr("task", 16, "task_struct", PTR_TRUSTED),
+				      bpf_ctx_field::scalar("cgroup_id", 24, 8),
+				      bpf_ctx_field::scalar("nr_pages_over_high", 40, 8)}});
+		return t;
+	}();
 	LoadOptions o;
 	o.kfuncs = reg;
+	o.core_types = types;
 	absl::StatusOr<BpfObject> obj = load_object(img, o);
 	if (!obj.ok()) {
 		CHECK_FALSE(obj.status().message().empty());
@@ -366,4 +381,17 @@ TEST_CASE("targeted corruptions give their specific errors", "[bpfvm][loader][ma
 }
 
 }  // namespace
+TEST_CASE("byte flips across .BTF.ext never crash", "[bpfvm][loader][malformed]")
+{
+	RawElf base{prog_bytes("memcg_core")};
+	Elf64_Shdr ext = base.shdr(base.find(".BTF.ext"));
+	int rejected = 0;
+	for (size_t off = ext.sh_offset; off < ext.sh_offset + ext.sh_size; off++) {
+		std::vector<u8> img = base.b;
+		img[off] ^= 0xff;
+		rejected += !try_load(img);
+	}
+	CHECK(rejected > 0);
+}
+
 }  // namespace umemcg::emu

@@ -44,7 +44,7 @@ memcg_boot_params params() {
 std::unique_ptr<emu::BpfLoadedObject> open_policy() {
   bpf_memcontrol_init();
   auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_policy.bpf.o",
-                                       &emu::bpf_kernel_env().kfuncs());
+                                       emu::bpf_kernel_load_options());
   REQUIRE(lo.ok());
   return std::move(*lo);
 }
@@ -216,7 +216,7 @@ TEST_CASE("bpf_memcg_ops: maps the kernel would refuse do not attach", "[mm][bpf
   bpf_memcontrol_init();
   env.run([&] {
     auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_ops.bpf.o",
-                                         &emu::bpf_kernel_env().kfuncs());
+                                         emu::bpf_kernel_load_options());
     REQUIRE(lo.ok());
     // A plain .struct_ops map has nowhere to register.
     auto plain = BpfMemcgOpsLink::attach(**lo, "memcg_policy", a, 0);

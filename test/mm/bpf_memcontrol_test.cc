@@ -131,7 +131,7 @@ TEST_CASE("bpf_memcontrol: a lock-holder policy object verifies and runs", "[mm]
   mem_cgroup *a = env.mkdir(nullptr, "a");
   env.run([&] {
     auto lo = emu::BpfLoadedObject::open(prog_path("memcg_policy.bpf.o"),
-                                         &emu::bpf_kernel_env().kfuncs());
+                                         emu::bpf_kernel_load_options());
     REQUIRE(lo.ok());
     for (emu::BpfLoadedProg &p : (*lo)->programs()) {
       INFO(p.name() << ": " << p.verdict().error << "\n" << p.verdict().log);
@@ -207,7 +207,7 @@ TEST_CASE("bpf_memcontrol: the loader's test object is refused where the kernel 
   MemcgEnv env(params());
   env.run([&] {
     auto lo = emu::BpfLoadedObject::open(prog_path("memcg_ops.bpf.o"),
-                                         &emu::bpf_kernel_env().kfuncs());
+                                         emu::bpf_kernel_load_options());
     REQUIRE(lo.ok());
     auto verdict = [&](const char *name) {
       emu::BpfLoadedProg *p = (*lo)->find_program(name);
@@ -224,6 +224,48 @@ TEST_CASE("bpf_memcontrol: the loader's test object is refused where the kernel 
     u64 args[2] = {0, 0};
     CHECK_FALSE(charged->runnable());
     CHECK_FALSE(charged->run(args, sizeof(args), true).ok);
+  });
+  env.finish();
+}
+
+TEST_CASE("bpf_memcontrol: a program built with CO-RE against other layouts reads the "
+          "emulator's fields", "[mm][bpf][core]") {
+  bpf_memcontrol_init();
+  MemcgEnv env(params());
+  mem_cgroup *a = env.mkdir(nullptr, "a");
+  env.run([&] {
+    auto lo = emu::BpfLoadedObject::open(prog_path("memcg_core.bpf.o"),
+                                         emu::bpf_kernel_load_options());
+    REQUIRE(lo.ok());
+    emu::BpfLoadedProg *p = (*lo)->find_program("core_high_policy");
+    REQUIRE(p);
+    INFO(p->verdict().error << "\n" << p->verdict().log);
+    REQUIRE(p->fast());
+    std::strncpy(current->comm, "corecheck", TASK_COMM_LEN - 1);
+    bpf_memcg_ctx mctx{};
+    mctx.memcg = a;
+    mctx.task = current;
+    mctx.cgroup_id = 4242;
+    mctx.nr_pages_over_high = 65;
+    u64 args[1] = {(u64)(uintptr_t)&mctx};
+    emu::BpfProgRunResult r = p->run(args, sizeof(args), true);
+    REQUIRE(r.ok);
+    CHECK(r.r0 == 1);  // 65 > 64
+    bpf_map *bss = (*lo)->find_map(".bss");
+    REQUIRE(bss);
+    std::vector<u8> v(bss->value_size);
+    u32 zero = 0;
+    REQUIRE(sys_map_lookup_elem(bss, &zero, v.data()) == 0);
+    u64 seen[7];
+    REQUIRE(v.size() >= sizeof(seen));
+    std::memcpy(seen, v.data(), sizeof(seen));
+    CHECK(seen[0] == (u64)current->pid);
+    CHECK(seen[1] == (u64)current->tgid);
+    CHECK(seen[2] == 65);
+    CHECK(seen[3] == 4242);
+    CHECK(seen[4] == 0);  // the emulator's mem_cgroup has no such field
+    CHECK(seen[5] == 0);
+    CHECK(seen[6] == (u64)'c');
   });
   env.finish();
 }
