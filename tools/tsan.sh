@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # tools/tsan.sh: the ThreadSanitizer stage (targets R5): configures a clang TSan build in the
 # given directory (default build-tsan), builds only the test executables it runs (test-shim,
-# test-mm), runs every test case of each in its own process under TSan, and ends with the line
+# test-kernel, test-mm), runs every test case of each in its own process under TSan, and ends
+# with the line
 # "N passed, N failed" (one count per test case). A test case fails if Catch2 fails it, if it
 # crashes, or if TSan reports anything while it runs (exit code 66, see TSAN_OPTIONS below).
 #
@@ -19,7 +20,7 @@ BUILD_DIR=${1:-build-tsan}
 SPEC=${2:-}
 JOBS=${JOBS:-2}
 TIMEOUT=${TSAN_TIMEOUT:-300}
-TARGETS=(test/shim/test-shim test/mm/test-mm)
+TARGETS=(test/shim/test-shim test/kernel/test-kernel test/mm/test-mm)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$BUILD_DIR" --buildtype=debugoptimized \
