@@ -225,7 +225,8 @@ void register_attach_points(emu::BpfKernelEnv &env) {
                                  /*sleepable_ok=*/true}),
        "iter/cgroup");
 
-  // fentry/fexit targets: the rwsem primitives and the over-high handling.
+  // fentry/fexit targets: the rwsem primitives and the over-high handling (each has a hook
+  // point: shim/rwsem.cc, mm/memcontrol_high.cc).
   const KfuncArg sem = KfuncArg::ptr_to("rw_semaphore");
   for (const char *fn : {"down_read", "up_read", "down_write", "up_write", "downgrade_write"})
     must(env.register_tracing_target({fn, KfuncArg::void_(), {sem}, {"sem"}, {}}), fn);
@@ -235,11 +236,8 @@ void register_attach_points(emu::BpfKernelEnv &env) {
   must(env.register_tracing_target({"__mem_cgroup_handle_over_high", KfuncArg::void_(),
                                     {KfuncArg::scalar(4)}, {"gfp_mask"}, {}}),
        "__mem_cgroup_handle_over_high");
-  must(env.register_tracing_target({"try_charge_memcg", KfuncArg::scalar(4, true),
-                                    {KfuncArg::ptr_to("mem_cgroup"), KfuncArg::scalar(4),
-                                     KfuncArg::scalar(4)},
-                                    {"memcg", "gfp_mask", "nr_pages"}, {}}),
-       "try_charge_memcg");
+  // Emulation: try_charge_memcg has no hook point (a relaxed load on the stock-hit path would
+  // cost S1); the kernel could attach there only where it is not inlined.
 }
 
 }  // namespace
