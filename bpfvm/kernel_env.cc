@@ -141,8 +141,17 @@ absl::Status BpfKernelEnv::register_tracing_target(const bpf_attach_func &f) {
                                       f.arg_names, nullptr, 0, helpers, sl, msg, true, 0, 0);
       !st.ok())
     return st;
-  return add_func_type("fexit/" + f.name, BPF_PROG_TYPE_TRACING, f.args, f.arg_names, &f.ret, 0,
-                       helpers, sl, msg, true, 0, 0);
+  if (absl::Status st = add_func_type("fexit/" + f.name, BPF_PROG_TYPE_TRACING, f.args,
+                                      f.arg_names, &f.ret, 0, helpers, sl, msg, true, 0, 0);
+      !st.ok())
+    return st;
+  tracing_.emplace_back(f.name, static_cast<u32>(f.args.size()));
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, u32>> BpfKernelEnv::tracing_targets() const {
+  absl::MutexLock l(&mu_);
+  return tracing_;
 }
 
 bool BpfKernelEnv::has_struct_ops(const std::string &name) const {

@@ -27,6 +27,7 @@
 #include <linux/bpf.h>
 
 #include <deque>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,8 @@ class BpfKernelEnv {
   const ProgTypeRegistry &types() const { return types_; }
   const KfuncRegistry &kfuncs() const { return kfuncs_; }
   bool has_struct_ops(const std::string &name) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The registered tracing targets (name, number of arguments), in registration order.
+  std::vector<std::pair<std::string, u32>> tracing_targets() const ABSL_LOCKS_EXCLUDED(mu_);
   // A registered struct_ops type, or nullptr (stable address: types are never removed).
   const bpf_struct_ops_type *find_struct_ops(const std::string &name) const
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -115,6 +118,7 @@ class BpfKernelEnv {
   ProgTypeRegistry types_;
   KfuncRegistry kfuncs_;
   std::deque<bpf_struct_ops_type> struct_ops_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, u32>> tracing_ ABSL_GUARDED_BY(mu_);
 };
 
 // Load options against the environment: its kfuncs, and its structs as the CO-RE target

@@ -65,6 +65,7 @@ emu::HookPoint hp_down_read_trylock("down_read_trylock", 1);
 emu::HookPoint hp_down_write_trylock("down_write_trylock", 1);
 emu::HookPoint hp_down_read_killable("down_read_killable", 1);
 emu::HookPoint hp_down_write_killable("down_write_killable", 1);
+emu::HookPoint hp_downgrade_write("downgrade_write", 1);
 
 inline std::uint64_t addr(const rw_semaphore *s) { return reinterpret_cast<std::uintptr_t>(s); }
 
@@ -647,6 +648,7 @@ void up_write(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
 }
 
 void downgrade_write(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
+  UMEMCG_FENTRY(hp_downgrade_write, addr(sem));
   WARN_ON_ONCE(rwsem_owner(sem) != current);
   write_hold_end(sem);
   // Not a new read acquisition: the read hold starts without counting one.
@@ -664,6 +666,7 @@ void downgrade_write(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
     }
     wake_up_q(wake_q);
   }
+  UMEMCG_FEXIT(hp_downgrade_write, 0, addr(sem));
 }
 
 bool rwsem_is_contended(rw_semaphore *sem) {

@@ -35,7 +35,8 @@
 //   is timed correctly.
 // Hook points (shim/hooks.h), fentry/fexit style, argument 0 = the rwsem's address: "down_read",
 //   "up_read", "down_write", "up_write", "down_read_trylock", "down_write_trylock",
-//   "down_read_killable", "down_write_killable" (exit: the return value for the last four).
+//   "down_read_killable", "down_write_killable", "downgrade_write" (exit: the return value for
+//   the trylock and killable ones).
 #pragma once
 
 #include <atomic>

@@ -19,6 +19,7 @@
 #include "mm/bpf_memcontrol.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/mm_types.h"
+#include "shim/hooks.h"
 #include "shim/rwsem.h"
 #include "test/support/memcg_env.h"
 
@@ -229,4 +230,17 @@ TEST_CASE("bpf_memcg_ops: maps the kernel would refuse do not attach", "[mm][bpf
   });
   release_all(env);
   env.finish();
+}
+
+TEST_CASE("bpf_memcontrol: every registered fentry/fexit target has a hook point",
+          "[mm][bpf]") {
+  bpf_memcontrol_init();
+  const auto targets = emu::bpf_kernel_env().tracing_targets();
+  CHECK(targets.size() >= 10);
+  for (const auto &[name, nargs] : targets) {
+    INFO(name);
+    emu::HookPoint *hp = emu::HookPoint::find(name.c_str());
+    REQUIRE(hp);
+    CHECK(hp->nargs() == nargs);
+  }
 }
