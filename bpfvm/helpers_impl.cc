@@ -28,7 +28,10 @@ namespace {
 // Outside any task (host threads driving the interpreter directly).
 thread_local bpf_run_ctx *tls_run_ctx = nullptr;
 
-bpf_run_ctx **run_ctx_slot() { return current ? bpf_task_run_ctx(current) : &tls_run_ctx; }
+// current->bpf_ctx, as the kernel's; outside any task (a plain thread), a thread-local.
+bpf_run_ctx **run_ctx_slot() {
+  return current ? reinterpret_cast<bpf_run_ctx **>(&current->bpf_ctx) : &tls_run_ctx;
+}
 }  // namespace
 
 bpf_run_ctx *bpf_set_run_ctx(bpf_run_ctx *ctx) {

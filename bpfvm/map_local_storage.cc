@@ -43,7 +43,6 @@ static_assert(sizeof(bpf_local_storage_elem) % 8 == 0);
 // Per-task BPF data, hung off task_struct::bpf_storage.
 struct bpf_task_data {
   bpf_local_storage storage;
-  bpf_run_ctx *bpf_ctx = nullptr;
   task_struct *task = nullptr;
 };
 
@@ -142,8 +141,8 @@ void free_all_task_data() {
   for (bpf_task_data *d : all) delete d;
 }
 
-// task_struct::bpf_storage is set once under g_lock (release) and read lock-free (acquire) by
-// bpf_task_run_ctx(); it is cleared only at machine shutdown, when no program runs.
+// task_struct::bpf_storage is set once under g_lock (release) and read lock-free (acquire); it
+// is cleared only at machine shutdown, when no program runs.
 bpf_task_data *task_data_of(task_struct *task) {
   return static_cast<bpf_task_data *>(
       std::atomic_ref<void *>(task->bpf_storage).load(std::memory_order_acquire));
@@ -286,14 +285,6 @@ void bpf_task_storage_free(task_struct *task) {
   if (bpf_local_storage *owner = task_owner(task))
     while (!owner->list.empty()) selem_unlink(owner->list.back());
   spin_unlock(&g_lock);
-}
-
-bpf_run_ctx **bpf_task_run_ctx(task_struct *task) {
-  if (bpf_task_data *d = task_data_of(task)) return &d->bpf_ctx;
-  spin_lock(&g_lock);
-  bpf_task_data *d = task_data_locked(task);
-  spin_unlock(&g_lock);
-  return &d->bpf_ctx;
 }
 
 // --- cgroup storage ---------------------------------------------------------------------------

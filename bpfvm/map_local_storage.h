@@ -8,9 +8,7 @@
 // copied from the helper's value argument) or user space creates it; it goes away on delete, when
 // its map is freed, or when its owner goes away. Values are freed after an RCU grace period, so a
 // program that got a pointer keeps a valid (possibly stale) value until it finishes.
-//
-// The per-task data also carries the task's current BPF run context (the kernel's
-// task_struct::bpf_ctx), see bpf_task_run_ctx().
+
 //
 // Mirrors: kernel/bpf/bpf_local_storage.c (bpf_local_storage_map_alloc_check,
 //          bpf_local_storage_lookup, bpf_local_storage_update, bpf_selem_unlink),
@@ -54,9 +52,5 @@ void bpf_cgrp_storage_free(u64 cgroup_id);
 
 // Number of values a local-storage map holds (for tests and dumps).
 u32 bpf_local_storage_count(bpf_map *map);
-
-// The task's run-context slot (task_struct::bpf_ctx in the kernel), allocating the task's BPF
-// data on first use.
-bpf_run_ctx **bpf_task_run_ctx(task_struct *task);
 
 }  // namespace umemcg

@@ -84,6 +84,8 @@ struct task_struct {
 
   // BPF task-local storage (BPF_MAP_TYPE_TASK_STORAGE): owned by bpfvm/.
   void *bpf_storage = nullptr;
+  // BPF: the running program's context (the kernel's task_struct::bpf_ctx, opaque here).
+  void *bpf_ctx = nullptr;
 
   // Emulator bookkeeping (scheduling, vCPU, wait reason, RCU nesting).
   emu::TaskImpl *emu = nullptr;
