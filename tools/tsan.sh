@@ -30,7 +30,9 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     exit 1
   }
 fi
-if ! ninja -C "$BUILD_DIR" -j"$JOBS" "${TARGETS[@]}" >&2; then
+# The tests load the clang-compiled BPF objects (test/progs): build them too.
+mapfile -t PROGS < <(ninja -C "$BUILD_DIR" -t targets all | sed -n 's|^\(test/progs/[^:]*\.bpf\.o\): .*|\1|p')
+if ! ninja -C "$BUILD_DIR" -j"$JOBS" "${TARGETS[@]}" "${PROGS[@]}" >&2; then
   echo "tsan: build failed" >&2
   echo "0 passed, 1 failed"
   exit 1

@@ -25,6 +25,7 @@ std::unique_ptr<emu::BpfLoadedObject> open_prog(const char *name) {
   bpf_memcontrol_init();
   auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name,
                                        emu::bpf_kernel_load_options());
+  INFO(lo.status().message());
   REQUIRE(lo.ok());
   return std::move(*lo);
 }

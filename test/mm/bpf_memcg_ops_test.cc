@@ -46,6 +46,7 @@ std::unique_ptr<emu::BpfLoadedObject> open_policy() {
   bpf_memcontrol_init();
   auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_policy.bpf.o",
                                        emu::bpf_kernel_load_options());
+  INFO(lo.status().message());
   REQUIRE(lo.ok());
   return std::move(*lo);
 }
@@ -218,7 +219,9 @@ TEST_CASE("bpf_memcg_ops: maps the kernel would refuse do not attach", "[mm][bpf
   env.run([&] {
     auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_ops.bpf.o",
                                          emu::bpf_kernel_load_options());
-    REQUIRE(lo.ok());
+    INFO(lo.status().message());
+    INFO(lo.status().message());
+  REQUIRE(lo.ok());
     // A plain .struct_ops map has nowhere to register.
     auto plain = BpfMemcgOpsLink::attach(**lo, "memcg_policy", a, 0);
     CHECK(plain.status().code() == absl::StatusCode::kUnimplemented);
