@@ -220,7 +220,7 @@ TEST_CASE("bpf_memcg_ops: maps the kernel would refuse do not attach", "[mm][bpf
     auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_ops.bpf.o",
                                          emu::bpf_kernel_load_options());
     INFO(lo.status().message());
-  REQUIRE(lo.ok());
+    REQUIRE(lo.ok());
     // A plain .struct_ops map has nowhere to register.
     auto plain = BpfMemcgOpsLink::attach(**lo, "memcg_policy", a, 0);
     CHECK(plain.status().code() == absl::StatusCode::kUnimplemented);

@@ -133,7 +133,7 @@ TEST_CASE("bpf_memcontrol: a lock-holder policy object verifies and runs", "[mm]
     auto lo = emu::BpfLoadedObject::open(prog_path("memcg_policy.bpf.o"),
                                          emu::bpf_kernel_load_options());
     INFO(lo.status().message());
-  REQUIRE(lo.ok());
+    REQUIRE(lo.ok());
     for (emu::BpfLoadedProg &p : (*lo)->programs()) {
       INFO(p.name() << ": " << p.verdict().error << "\n" << p.verdict().log);
       CHECK(p.fast());  // every program verified: the fast interpreter runs them
@@ -210,7 +210,7 @@ TEST_CASE("bpf_memcontrol: the loader's test object is refused where the kernel 
     auto lo = emu::BpfLoadedObject::open(prog_path("memcg_ops.bpf.o"),
                                          emu::bpf_kernel_load_options());
     INFO(lo.status().message());
-  REQUIRE(lo.ok());
+    REQUIRE(lo.ok());
     auto verdict = [&](const char *name) {
       emu::BpfLoadedProg *p = (*lo)->find_program(name);
       REQUIRE(p);
@@ -239,7 +239,7 @@ TEST_CASE("bpf_memcontrol: a program built with CO-RE against other layouts read
     auto lo = emu::BpfLoadedObject::open(prog_path("memcg_core.bpf.o"),
                                          emu::bpf_kernel_load_options());
     INFO(lo.status().message());
-  REQUIRE(lo.ok());
+    REQUIRE(lo.ok());
     emu::BpfLoadedProg *p = (*lo)->find_program("core_high_policy");
     REQUIRE(p);
     INFO(p->verdict().error << "\n" << p->verdict().log);
