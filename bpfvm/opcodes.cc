@@ -132,7 +132,11 @@ struct bpf_opcode_match {
   bool src_is_reg;  // src_reg is an operand register (must be < MAX_BPF_REG)
   u8 cpu;           // the row's cpu version
   bool one_slot;    // not ld_imm64
+  u8 branch;        // kBranchNone, kBranchJump (jump, conditional or not), kBranchCall (local)
+  bool ends;        // may end a program (exit, unconditional jump)
 };
+
+enum : u8 { kBranchNone, kBranchJump, kBranchCall };
 
 constexpr u64 kDstBits = 0x0full << 8;
 constexpr u64 kSrcBits = 0xf0ull << 8;
@@ -159,8 +163,12 @@ constexpr std::array<bpf_opcode_match, BPF_OPC_NR> build_match() {
     if (fields & FLD_SRC) used |= kSrcBits;
     if (fields & FLD_OFF) used |= kOffBits;
     if (fields & FLD_IMM) used |= kImmBits;
+    const u8 branch = (f.kind == K_JUMP || f.kind == K_COND_JUMP) ? kBranchJump
+                      : d.id == BPF_OPC_JMP_CALL_LOCAL                ? kBranchCall
+                                                                      : kBranchNone;
     m[i] = {sel_mask, sel_bits, (kDstBits | kSrcBits | kOffBits | kImmBits) & ~used,
-            (fields & FLD_SRC) != 0, d.cpu, f.slots == 1};
+            (fields & FLD_SRC) != 0, d.cpu, f.slots == 1, branch,
+            f.kind == K_EXIT || f.kind == K_JUMP};
   }
   return m;
 }
@@ -172,16 +180,19 @@ inline const bpf_opcode_desc *decode_fast(const bpf_insn &insn, const bpf_opcode
                                           u8 max_cpu) {
   u64 w;
   std::memcpy(&w, &insn, sizeof(w));
+  // Raw pointers rather than std::array::operator[]: in sanitizer builds each operator[] is an
+  // out-of-line call with its own bounds check, and this runs once per instruction.
+  const bpf_opcode_match *const match = kMatch.data();
   const size_t end = (size_t)slot.first + slot.count;
   for (size_t i = slot.first; i < end; i++) {
-    const bpf_opcode_match &m = kMatch[i];
+    const bpf_opcode_match &m = match[i];
     if ((w & m.sel_mask) != m.sel_bits) continue;
     // The first row whose selector matches is the row (as in the full decode).
     const bool bad_src = m.src_is_reg & (insn.src_reg >= MAX_BPF_REG);
     if ((w & m.zero_mask) | bad_src | (insn.dst_reg >= MAX_BPF_REG) | (m.cpu > max_cpu) |
         !m.one_slot)
       return nullptr;
-    return &bpf_opcode_table[i];
+    return bpf_opcode_table.data() + i;
   }
   return nullptr;
 }
@@ -276,37 +287,41 @@ bool bpf_check_prog_layout(const bpf_insn *insns, size_t cnt, std::string *err, 
   if (cnt == 0) return fail(0, "empty program");
   if (cnt > BPF_MAX_PROG_INSNS) return fail(0, "program too large");
   std::string why;
-  // Pass 1: decode; the second slots of ld_imm64 keep a nullptr row.
+  // Pass 1: decode; the second slots of ld_imm64 keep a nullptr row. Instructions the fast path
+  // accepts skip the full decode, which runs for refusals (its message) and ld_imm64.
   std::vector<const bpf_opcode_desc *> local;
   std::vector<const bpf_opcode_desc *> &rows = descs ? *descs : local;
   rows.assign(cnt, nullptr);
+  const bpf_opcode_desc **const out = rows.data();
+  const bpf_opcode_slot *const index = bpf_opcode_index.data();
+  const bpf_opcode_match *const match = kMatch.data();
   const bpf_opcode_desc *last = nullptr;
   size_t last_idx = 0;
   for (size_t i = 0; i < cnt; i++) {
-    const bpf_opcode_desc *d = bpf_opcode_decode(insns, cnt, i, &why, max_cpu);
-    if (!d) return fail(i, why);
-    rows[i] = d;
+    const bpf_opcode_desc *d = decode_fast(insns[i], index[insns[i].code], max_cpu);
+    if (!d) {
+      d = bpf_opcode_decode(insns, cnt, i, &why, max_cpu);
+      if (!d) return fail(i, why);
+    }
+    out[i] = d;
     last = d;
     last_idx = i;
-    if (bpf_form_of(*d).slots == 2) i++;
+    if (!match[d->id].one_slot) i++;
   }
   // Pass 2: control-flow targets.
   for (size_t i = 0; i < cnt; i++) {
-    const bpf_opcode_desc *d = rows[i];
+    const bpf_opcode_desc *d = out[i];
     if (!d) continue;
-    const bpf_form_desc &f = bpf_form_of(*d);
-    bool is_jump = f.kind == K_JUMP || f.kind == K_COND_JUMP;
-    bool is_local_call = d->id == BPF_OPC_JMP_CALL_LOCAL;
-    if (!is_jump && !is_local_call) continue;
+    const u8 branch = match[d->id].branch;
+    if (branch == kBranchNone) continue;
     s64 t = bpf_jump_target(*d, insns[i], i);
     if (t < 0 || t >= (s64)cnt) {
-      if (is_local_call) return fail(i, "call to invalid destination");
+      if (branch == kBranchCall) return fail(i, "call to invalid destination");
       return fail(i, "jump out of range from insn " + std::to_string(i) + " to " + std::to_string(t));
     }
-    if (!rows[t]) return fail(i, "jump into the middle of ldimm64 insn " + std::to_string(t - 1));
+    if (!out[t]) return fail(i, "jump into the middle of ldimm64 insn " + std::to_string(t - 1));
   }
-  const bpf_form_desc &lf = bpf_form_of(*last);
-  if (lf.kind != K_EXIT && lf.kind != K_JUMP) return fail(last_idx, "last insn is not an exit or jmp");
+  if (!match[last->id].ends) return fail(last_idx, "last insn is not an exit or jmp");
   return true;
 }
 
