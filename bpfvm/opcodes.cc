@@ -8,12 +8,14 @@
 #include "bpfvm/opcodes.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace umemcg {
 
 using namespace bpf_opc;
 
-const std::array<bpf_opcode_desc, BPF_OPC_NR> bpf_opcode_table = {{
+namespace {
+constexpr std::array<bpf_opcode_desc, BPF_OPC_NR> kOpcodeTable = {{
 #define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic) \
   {BPF_OPC_##name, (code), (sel), (s32)(selval), (cpu), (groups), (form), (mnemonic), #name},
 #include "bpfvm/opcodes.def"
@@ -21,7 +23,7 @@ const std::array<bpf_opcode_desc, BPF_OPC_NR> bpf_opcode_table = {{
 }};
 
 // kind, operand fields, data flow, slots.
-const std::array<bpf_form_desc, F_NR> bpf_form_table = {{
+constexpr std::array<bpf_form_desc, F_NR> kFormTable = {{
     /* F_ALU_K */ {K_ALU, FLD_DST | FLD_IMM, RD_DST | WR_DST, 1},
     /* F_ALU_X */ {K_ALU, FLD_DST | FLD_SRC, RD_DST | RD_SRC | WR_DST, 1},
     /* F_MOV_K */ {K_ALU, FLD_DST | FLD_IMM, WR_DST, 1},
@@ -46,6 +48,10 @@ const std::array<bpf_form_desc, F_NR> bpf_form_table = {{
     /* F_ATOMIC_FETCH */ {K_ATOMIC, FLD_DST | FLD_SRC | FLD_OFF, RD_DST | RD_SRC | WR_SRC, 1},
     /* F_ATOMIC_CMPXCHG */ {K_ATOMIC, FLD_DST | FLD_SRC | FLD_OFF, RD_DST | RD_SRC | RD_R0 | WR_R0, 1},
 }};
+}  // namespace
+
+const std::array<bpf_opcode_desc, BPF_OPC_NR> bpf_opcode_table = kOpcodeTable;
+const std::array<bpf_form_desc, F_NR> bpf_form_table = kFormTable;
 
 namespace {
 
@@ -113,6 +119,84 @@ s32 field_value(const bpf_insn &insn, selector sel) {
   return 0;
 }
 
+// The decision of bpf_opcode_decode() as masks over the instruction's 64-bit little-endian word
+// (byte 0 code, byte 1 dst | src << 4, bytes 2-3 off, bytes 4-7 imm), one entry per row: the
+// row matches when (word & sel_mask) == sel_bits, and a matching row is valid (no reserved
+// field set) when (word & zero_mask) == 0. Precomputed from the rows and forms at compile
+// time, so the fast path below makes the same choice as the field-by-field code with a few
+// comparisons per instruction.
+struct bpf_opcode_match {
+  u64 sel_mask;
+  u64 sel_bits;
+  u64 zero_mask;
+  bool src_is_reg;  // src_reg is an operand register (must be < MAX_BPF_REG)
+  u8 cpu;           // the row's cpu version
+  bool one_slot;    // not ld_imm64
+  u8 branch;        // kBranchNone, kBranchJump (jump, conditional or not), kBranchCall (local)
+  bool ends;        // may end a program (exit, unconditional jump)
+};
+
+enum : u8 { kBranchNone, kBranchJump, kBranchCall };
+
+constexpr u64 kDstBits = 0x0full << 8;
+constexpr u64 kSrcBits = 0xf0ull << 8;
+constexpr u64 kOffBits = 0xffffull << 16;
+constexpr u64 kImmBits = 0xffffffffull << 32;
+
+constexpr std::array<bpf_opcode_match, BPF_OPC_NR> build_match() {
+  std::array<bpf_opcode_match, BPF_OPC_NR> m{};
+  for (size_t i = 0; i < BPF_OPC_NR; i++) {
+    const bpf_opcode_desc &d = kOpcodeTable[i];
+    const bpf_form_desc &f = kFormTable[d.form];
+    const u8 fields = f.fields;
+    const selector sel = d.sel;
+    const u64 v = (u64)(u32)d.sel_value;
+    u64 sel_mask = 0, sel_bits = 0;
+    switch (sel) {
+      case SEL_OFF: sel_mask = kOffBits; sel_bits = (v & 0xffff) << 16; break;
+      case SEL_IMM: sel_mask = kImmBits; sel_bits = v << 32; break;
+      case SEL_SRC: sel_mask = kSrcBits; sel_bits = (v & 0xf) << 12; break;
+      case SEL_NONE: break;
+    }
+    u64 used = sel_mask;
+    if (fields & FLD_DST) used |= kDstBits;
+    if (fields & FLD_SRC) used |= kSrcBits;
+    if (fields & FLD_OFF) used |= kOffBits;
+    if (fields & FLD_IMM) used |= kImmBits;
+    const u8 branch = (f.kind == K_JUMP || f.kind == K_COND_JUMP) ? kBranchJump
+                      : d.id == BPF_OPC_JMP_CALL_LOCAL                ? kBranchCall
+                                                                      : kBranchNone;
+    m[i] = {sel_mask, sel_bits, (kDstBits | kSrcBits | kOffBits | kImmBits) & ~used,
+            (fields & FLD_SRC) != 0, d.cpu, f.slots == 1, branch,
+            f.kind == K_EXIT || f.kind == K_JUMP};
+  }
+  return m;
+}
+constexpr std::array<bpf_opcode_match, BPF_OPC_NR> kMatch = build_match();
+
+// The row of a valid one-slot instruction, or nullptr when the full decode must decide (an
+// invalid instruction, for its error message, or ld_imm64, which needs its second slot).
+inline const bpf_opcode_desc *decode_fast(const bpf_insn &insn, const bpf_opcode_slot slot,
+                                          u8 max_cpu) {
+  u64 w;
+  std::memcpy(&w, &insn, sizeof(w));
+  // Raw pointers rather than std::array::operator[]: in sanitizer builds each operator[] is an
+  // out-of-line call with its own bounds check, and this runs once per instruction.
+  const bpf_opcode_match *const match = kMatch.data();
+  const size_t end = (size_t)slot.first + slot.count;
+  for (size_t i = slot.first; i < end; i++) {
+    const bpf_opcode_match &m = match[i];
+    if ((w & m.sel_mask) != m.sel_bits) continue;
+    // The first row whose selector matches is the row (as in the full decode).
+    const bool bad_src = m.src_is_reg & (insn.src_reg >= MAX_BPF_REG);
+    if ((w & m.zero_mask) | bad_src | (insn.dst_reg >= MAX_BPF_REG) | (m.cpu > max_cpu) |
+        !m.one_slot)
+      return nullptr;
+    return bpf_opcode_table.data() + i;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 const std::array<bpf_opcode_slot, 256> bpf_opcode_index = build_index();
@@ -134,6 +218,7 @@ const bpf_opcode_desc *bpf_opcode_decode(const bpf_insn *insns, size_t cnt, size
   }
   const bpf_insn &insn = insns[idx];
   const bpf_opcode_slot slot = bpf_opcode_index[insn.code];
+  if (const bpf_opcode_desc *fast = decode_fast(insn, slot, max_cpu)) return fast;
   if (slot.count == 0) {
     set_err(err, "unknown opcode %02x", insn.code);
     return nullptr;
@@ -202,37 +287,41 @@ bool bpf_check_prog_layout(const bpf_insn *insns, size_t cnt, std::string *err, 
   if (cnt == 0) return fail(0, "empty program");
   if (cnt > BPF_MAX_PROG_INSNS) return fail(0, "program too large");
   std::string why;
-  // Pass 1: decode; the second slots of ld_imm64 keep a nullptr row.
+  // Pass 1: decode; the second slots of ld_imm64 keep a nullptr row. Instructions the fast path
+  // accepts skip the full decode, which runs for refusals (its message) and ld_imm64.
   std::vector<const bpf_opcode_desc *> local;
   std::vector<const bpf_opcode_desc *> &rows = descs ? *descs : local;
   rows.assign(cnt, nullptr);
+  const bpf_opcode_desc **const out = rows.data();
+  const bpf_opcode_slot *const index = bpf_opcode_index.data();
+  const bpf_opcode_match *const match = kMatch.data();
   const bpf_opcode_desc *last = nullptr;
   size_t last_idx = 0;
   for (size_t i = 0; i < cnt; i++) {
-    const bpf_opcode_desc *d = bpf_opcode_decode(insns, cnt, i, &why, max_cpu);
-    if (!d) return fail(i, why);
-    rows[i] = d;
+    const bpf_opcode_desc *d = decode_fast(insns[i], index[insns[i].code], max_cpu);
+    if (!d) {
+      d = bpf_opcode_decode(insns, cnt, i, &why, max_cpu);
+      if (!d) return fail(i, why);
+    }
+    out[i] = d;
     last = d;
     last_idx = i;
-    if (bpf_form_of(*d).slots == 2) i++;
+    if (!match[d->id].one_slot) i++;
   }
   // Pass 2: control-flow targets.
   for (size_t i = 0; i < cnt; i++) {
-    const bpf_opcode_desc *d = rows[i];
+    const bpf_opcode_desc *d = out[i];
     if (!d) continue;
-    const bpf_form_desc &f = bpf_form_of(*d);
-    bool is_jump = f.kind == K_JUMP || f.kind == K_COND_JUMP;
-    bool is_local_call = d->id == BPF_OPC_JMP_CALL_LOCAL;
-    if (!is_jump && !is_local_call) continue;
+    const u8 branch = match[d->id].branch;
+    if (branch == kBranchNone) continue;
     s64 t = bpf_jump_target(*d, insns[i], i);
     if (t < 0 || t >= (s64)cnt) {
-      if (is_local_call) return fail(i, "call to invalid destination");
+      if (branch == kBranchCall) return fail(i, "call to invalid destination");
       return fail(i, "jump out of range from insn " + std::to_string(i) + " to " + std::to_string(t));
     }
-    if (!rows[t]) return fail(i, "jump into the middle of ldimm64 insn " + std::to_string(t - 1));
+    if (!out[t]) return fail(i, "jump into the middle of ldimm64 insn " + std::to_string(t - 1));
   }
-  const bpf_form_desc &lf = bpf_form_of(*last);
-  if (lf.kind != K_EXIT && lf.kind != K_JUMP) return fail(last_idx, "last insn is not an exit or jmp");
+  if (!match[last->id].ends) return fail(last_idx, "last insn is not an exit or jmp");
   return true;
 }
 

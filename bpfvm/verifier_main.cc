@@ -316,6 +316,23 @@ int check_ld_imm_ref(bpf_verifier_env &env, u32 idx) {
   }
 }
 
+// The kfunc a call at idx names exists: off 0 (vmlinux BTF) and imm an index of a resolved
+// kfunc. The kernel resolves every call site up front, dead code too.
+int check_kfunc_call_ref(bpf_verifier_env &env, u32 idx) {
+  const bpf_insn &insn = env.insns[idx];
+  if (insn.off) {
+    env.res.error_insn = (int)idx;
+    env.verbose_err("kfunc call with a module BTF fd index (off=%d) is not supported", insn.off);
+    return -EINVAL;
+  }
+  if (insn.imm < 0 || (size_t)insn.imm >= env.opts.kfuncs.size()) {
+    env.res.error_insn = (int)idx;
+    env.verbose_err("kernel btf_id %d is not a function", insn.imm);
+    return -EINVAL;
+  }
+  return 0;
+}
+
 int prepare_insns(bpf_verifier_env &env) {
   std::string why;
   size_t bad = 0;
@@ -330,6 +347,12 @@ int prepare_insns(bpf_verifier_env &env) {
   env.aux.assign(env.insns.size(), bpf_insn_aux_data{});
   for (size_t i = 0; i < env.insns.size(); i++) {
     env.aux[i].desc = rows[i];
+    if (rows[i]->id == BPF_OPC_JMP_CALL_KFUNC) {
+      // As the kernel's add_subprog_and_kfunc(): every kfunc call site names an existing
+      // kfunc, reachable or not (the dead ones are not linkable either).
+      if (int err = check_kfunc_call_ref(env, (u32)i)) return err;
+      continue;
+    }
     if (bpf_form_of(*env.aux[i].desc).slots == 2) {
       // As the kernel's resolve_pseudo_ldimm64(): every ld_imm64's map or BTF reference is
       // resolved up front, reachable or not; checking only on visit accepted dead code that

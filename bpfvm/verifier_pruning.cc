@@ -33,7 +33,12 @@ namespace {
 // spills to a vector.
 struct idmap {
   static constexpr size_t kInline = 32;
-  std::pair<u32, u32> inl[kInline];
+  // Plain pairs: entries past n are never read, so the array is left uninitialised (a
+  // std::pair array would be zeroed at every states_equal() call).
+  struct id_pair {
+    u32 first, second;
+  };
+  id_pair inl[kInline];
   size_t n = 0;
   std::vector<std::pair<u32, u32>> more;
   u32 tmp = 0x80000000u;
@@ -159,9 +164,29 @@ bool stack_within(const bpf_func_state &old, const bpf_func_state &cur) {
   return stacksafe(old, cur, ids, bpf_exact::range_within);
 }
 
-bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
-                  const bpf_verifier_state &cur, bpf_exact exact) {
-  if (old.frame.size() != cur.frame.size()) return false;
+namespace {
+
+// The live and precise register masks of each frame of a state (frame_mask()): they depend on
+// the current state only, so is_state_visited() computes them once for all the checkpoints it
+// compares with.
+struct frame_masks {
+  u16 live[MAX_CALL_FRAMES];
+  u16 precise[MAX_CALL_FRAMES];
+};
+
+void compute_frame_masks(const bpf_verifier_env &env, const bpf_verifier_state &cur,
+                         frame_masks &m) {
+  const size_t n = std::min(cur.frame.size(), (size_t)MAX_CALL_FRAMES);
+  for (size_t i = 0; i < n; i++) {
+    m.live[i] = frame_mask(env, cur, i, false);
+    m.precise[i] = frame_mask(env, cur, i, true);
+  }
+}
+
+bool states_equal_masked(const bpf_verifier_state &old, const bpf_verifier_state &cur,
+                         bpf_exact exact, const frame_masks &masks) {
+  if (old.frame.size() != cur.frame.size() || cur.frame.size() > (size_t)MAX_CALL_FRAMES)
+    return false;
   if (old.active_lock.held != cur.active_lock.held || old.active_lock.map != cur.active_lock.map)
     return false;
   idmap ids;
@@ -170,8 +195,8 @@ bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
     const bpf_func_state &o = old.frame[i], &c = cur.frame[i];
     if (o.callsite != c.callsite || o.in_callback_fn != c.in_callback_fn) return false;
     if (o.in_callback_fn && o.callback != c.callback) return false;
-    const u16 live = frame_mask(env, cur, i, false);
-    const u16 precise = frame_mask(env, cur, i, true);
+    const u16 live = masks.live[i];
+    const u16 precise = masks.precise[i];
     for (int r = 0; r < MAX_BPF_REG; r++) {
       if (!(live & (1u << r))) continue;
       if (!regsafe(o.regs[r], c.regs[r], ids, exact, precise & (1u << r))) return false;
@@ -185,6 +210,17 @@ bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
       return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
+                  const bpf_verifier_state &cur, bpf_exact exact) {
+  if (old.frame.size() != cur.frame.size() || cur.frame.size() > (size_t)MAX_CALL_FRAMES)
+    return false;
+  frame_masks masks;
+  compute_frame_masks(env, cur, masks);
+  return states_equal_masked(old, cur, exact, masks);
 }
 
 void update_branch_counts(bpf_verifier_env &env, bpf_branch_node *node) {
@@ -207,16 +243,18 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
     compute_precise_registers(env);
     env.liveness_done = true;
   }
+  frame_masks masks;
+  if (!list.empty()) compute_frame_masks(env, cur, masks);
   for (size_t i = 0; i < list.size();) {
     bpf_verifier_state_list &sl = list[i];
     bool miss = true;
     if (sl.node->branches > 0) {
       // An ancestor of this path: the program looped back here.
-      if (states_equal(env, *sl.state, cur, bpf_exact::exact)) {
+      if (states_equal_masked(*sl.state, cur, bpf_exact::exact, masks)) {
         env.verbose_err("infinite loop detected at insn %u", insn_idx);
         return -EINVAL;
       }
-    } else if (states_equal(env, *sl.state, cur, bpf_exact::range_within)) {
+    } else if (states_equal_masked(*sl.state, cur, bpf_exact::range_within, masks)) {
       sl.hit_cnt++;
       return 1;
     }

@@ -157,3 +157,75 @@ TEST_CASE("opcode table: mnemonic lookup", "[bpfvm][opcodes]") {
   CHECK(rows[0]->id == BPF_OPC_STX_ATOMIC64_FETCH_XOR);
   CHECK(bpf_opcode_by_mnemonic("bogus", rows, 4) == 0);
 }
+
+TEST_CASE("opcode decode: agrees with a field-by-field reading of the rows on random words",
+          "[bpfvm][opcodes]") {
+  // The decoder's mask fast path must pick exactly the row (or refusal) that the rows' text
+  // says: first row of the byte whose selector field holds its value, no reserved field set,
+  // operand registers below r11, a cpu version the caller allows.
+  auto reference = [](const bpf_insn &in, u8 cpu) -> const bpf_opcode_desc * {
+    const bpf_opcode_slot s = bpf_opcode_index[in.code];
+    for (size_t i = s.first; i < (size_t)s.first + s.count; i++) {
+      const bpf_opcode_desc &d = bpf_opcode_table[i];
+      s32 sel = 0;
+      switch (d.sel) {
+        case bpf_opc::SEL_OFF: sel = in.off; break;
+        case bpf_opc::SEL_IMM: sel = in.imm; break;
+        case bpf_opc::SEL_SRC: sel = in.src_reg; break;
+        case bpf_opc::SEL_NONE: break;
+      }
+      if (d.sel != bpf_opc::SEL_NONE && sel != d.sel_value) continue;
+      const u8 f = bpf_form_of(d).fields;
+      if (!(f & bpf_opc::FLD_DST) && in.dst_reg) return nullptr;
+      if (!(f & bpf_opc::FLD_SRC) && d.sel != bpf_opc::SEL_SRC && in.src_reg) return nullptr;
+      if (!(f & bpf_opc::FLD_OFF) && d.sel != bpf_opc::SEL_OFF && in.off) return nullptr;
+      if (!(f & bpf_opc::FLD_IMM) && d.sel != bpf_opc::SEL_IMM && in.imm) return nullptr;
+      if (in.dst_reg >= MAX_BPF_REG) return nullptr;
+      if ((f & bpf_opc::FLD_SRC) && in.src_reg >= MAX_BPF_REG) return nullptr;
+      if (d.cpu > cpu) return nullptr;
+      return &d;
+    }
+    return nullptr;
+  };
+  u64 x = 0x9e3779b97f4a7c15ull;
+  auto next = [&x] {  // splitmix64
+    u64 z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  std::vector<u8> codes;
+  for (int c = 0; c < 256; c++)
+    if (bpf_opcode_index[c].count) codes.push_back((u8)c);
+  size_t accepted = 0, refused = 0;
+  for (int n = 0; n < 200000; n++) {
+    const u64 r = next(), k = next();
+    // Mostly valid opcode bytes; each field zero, small, a selector value or random.
+    const u8 code = (k & 7) ? codes[(k >> 3) % codes.size()] : (u8)(k >> 8);
+    auto pick = [&](int shift, s32 random, s32 small) -> s32 {
+      switch ((k >> shift) & 3) {
+        case 0: return 0;
+        case 1: return small;
+        case 2: return random;
+        default: return 1;
+      }
+    };
+    const u8 dst = (u8)pick(16, (s32)(r & 15), (s32)(r % 11));
+    const u8 src = (u8)pick(18, (s32)((r >> 4) & 15), (s32)((r >> 4) % 11));
+    const s16 off = (s16)pick(20, (s32)(s16)(r >> 8), (s32)((r >> 8) % 17 == 16 ? 8 : (r >> 8) % 17));
+    const s32 imm = pick(22, (s32)(r >> 32), (s32)((r >> 32) % 64));
+    const bpf_insn in = bpf_raw_insn(code, dst, src, off, imm);
+    const u8 cpu = (u8)(BPF_CPU_V1 + ((k >> 24) & 3));
+    std::string err;
+    const bpf_opcode_desc *got = decode1(in, &err, cpu);
+    const bpf_opcode_desc *want = reference(in, cpu);
+    if (got != want) {
+      CAPTURE(n, (int)code, (int)dst, (int)src, off, imm, (int)cpu, err);
+      FAIL("decode and the reference disagree");
+    }
+    (got ? accepted : refused)++;
+  }
+  // Both outcomes are well represented.
+  CHECK(accepted > 20000);
+  CHECK(refused > 20000);
+}

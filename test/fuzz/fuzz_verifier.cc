@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -123,8 +124,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2 + sizeof(bpf_insn)) return 0;
   const size_t mem_len = ((size_t)data[0] | ((size_t)data[1] << 8)) % (kMaxMem + 1);
   const size_t cnt = (size - 2) / sizeof(bpf_insn);
-  std::vector<bpf_insn> insns(cnt);
-  std::memcpy(insns.data(), data + 2, cnt * sizeof(bpf_insn));
+  // Copied (the input is not aligned for bpf_insn), not zero-filled first.
+  std::unique_ptr<bpf_insn[]> buf(new bpf_insn[cnt]);
+  std::memcpy(buf.get(), data + 2, cnt * sizeof(bpf_insn));
+  const std::span<const bpf_insn> insns(buf.get(), cnt);
 
   bpf_verifier_opts o;
   o.prog_type = &bpf_raw_mem_prog_type();
