@@ -206,16 +206,15 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
   // Safe mode: the code with the unchecked context forms when the first declared region starts
   // at the context pointer (r1) and holds every such access (writable if any stores), the same
   // decision the first region's check would make at each of them; else the code without them.
-  bool ctx_fits = false;
+  const DInsn *base = Checked ? prog->ccode_.data() : prog->code_.data();
   if constexpr (Safe) {
     const BpfMemRegion *r = opts->regions.empty() ? nullptr : &opts->regions[0];
-    ctx_fits = r && r->start == args[0] && r->len >= prog->ctx_end_rd_ &&
-               (prog->ctx_end_wr_ == 0 || (r->writable && r->len >= prog->ctx_end_wr_));
+    const bool ctx_fits =
+        r && r->start == args[0] && r->len >= prog->ctx_end_rd_ &&
+        (prog->ctx_end_wr_ == 0 || (r->writable && r->len >= prog->ctx_end_wr_));
+    base = ctx_fits || prog->scode_noctx_.empty() ? prog->scode_.data()
+                                                  : prog->scode_noctx_.data();
   }
-  const DInsn *const base = Checked                                     ? prog->ccode_.data()
-                            : Safe && (ctx_fits || prog->scode_noctx_.empty()) ? prog->scode_.data()
-                            : Safe                                      ? prog->scode_noctx_.data()
-                                                                        : prog->code_.data();
   const DInsn *pc = base;
   const bpf_func_t *const helpers = prog->helpers_.data();
   const size_t nr_helpers = prog->helpers_.size();
