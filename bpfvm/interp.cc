@@ -258,23 +258,18 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
     if (!opts->regions.empty()) region0 = opts->regions[0];
   const u64 r0_start = region0.start, r0_len = region0.len;
   const bool r0_writable = region0.writable;
-  // The first region's room per access width (1, 2, 4, 8 bytes; index log2): an access of w
-  // bytes at addr lies inside it iff addr - r0_start < room[w] (unsigned: an addr below the
-  // start wraps to a huge offset), where room[w] = len - w + 1, or 0 when w > len. One compare
-  // on the common path; wroom is room for a writable region, else 0.
-  u64 r0_room[4] = {}, r0_wroom[4] = {};
-  for (int k = 0; k < 4; k++) {
-    const u64 w = 1ull << k;
-    r0_room[k] = r0_len >= w ? r0_len - w + 1 : 0;
-    r0_wroom[k] = r0_writable ? r0_room[k] : 0;
-  }
+  // The common case first: inside the first region, with two compares (an addr below the
+  // start wraps to a huge offset); r0_wlen is its length for writes (0 if read-only). No
+  // per-width tables: locals below R[] in the frame push its offsets out of the short
+  // addressing form, which every handler pays for.
+  const u64 r0_wlen = r0_writable ? r0_len : 0;
   auto mem_ok = [&](u64 addr, u64 len, bool write) -> bool {
-    const int k = len == 8 ? 3 : len == 4 ? 2 : len == 2 ? 1 : 0;
-    if (likely(addr - r0_start < (write ? r0_wroom[k] : r0_room[k]))) return true;
+    const u64 o = addr - r0_start;
+    const u64 lim = write ? r0_wlen : r0_len;
+    if (likely(o < lim && len <= lim - o)) return true;
     // The slow path: the first region again (a refused write stays refused), the stack of the
     // active frames, the other regions, the oracle.
-    if (addr >= r0_start && addr - r0_start <= r0_len && len <= r0_len - (addr - r0_start))
-      return !write || r0_writable;
+    if (o < r0_len && len <= r0_len - o) return !write || r0_writable;
     const u64 lo = R[BPF_REG_FP] - MAX_BPF_STACK;
     if (addr >= lo && addr <= stack_top && len <= stack_top - addr) return true;
     for (const BpfMemRegion &r : opts->regions) {
