@@ -558,7 +558,7 @@ op_CALL_LOCAL_NOSAVE: {
 }
 op_EXIT_NOSAVE:
   if (top == frames) {
-    if constexpr (kMemChecked) goto op_JMP_EXIT;  // (the result bookkeeping)
+    if constexpr (Safe) goto op_JMP_EXIT;  // (the result bookkeeping; never dispatched when Checked)
     return R[0];
   }
   pc = (--top)->ret;
