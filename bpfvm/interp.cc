@@ -642,24 +642,28 @@ op_STX_FP_W:
 
   // Safe mode only (prepare() picks them for a constant offset >= 0 from the context pointer;
   // run() takes the code with them only when the first region holds every such access).
-#define CTX_LDX(NAME, T)                         \
-  op_##NAME : D = (u64)load_mem<T>(S + (s64)pc->off); \
+  // The other loops never dispatch them: there each is a jump to the plain handler, so that
+  // their code keeps its layout.
+#define CTX_LDX(NAME, PLAIN, T)                              \
+  op_##NAME : if constexpr (!Safe) goto op_##PLAIN;          \
+  D = (u64)load_mem<T>(S + (s64)pc->off);                    \
   NEXT();
-#define CTX_STORE(NAME, T, VAL)                  \
-  op_##NAME : store_mem<T>(D + (s64)pc->off, (T)(VAL)); \
+#define CTX_STORE(NAME, PLAIN, T, VAL)                       \
+  op_##NAME : if constexpr (!Safe) goto op_##PLAIN;          \
+  store_mem<T>(D + (s64)pc->off, (T)(VAL));                  \
   NEXT();
-  CTX_LDX(LDX_CTX_B, u8)
-  CTX_LDX(LDX_CTX_H, u16)
-  CTX_LDX(LDX_CTX_W, u32)
-  CTX_LDX(LDX_CTX_DW, u64)
-  CTX_STORE(STX_CTX_B, u8, S)
-  CTX_STORE(STX_CTX_H, u16, S)
-  CTX_STORE(STX_CTX_W, u32, S)
-  CTX_STORE(STX_CTX_DW, u64, S)
-  CTX_STORE(ST_CTX_B, u8, pc->imm)
-  CTX_STORE(ST_CTX_H, u16, pc->imm)
-  CTX_STORE(ST_CTX_W, u32, pc->imm)
-  CTX_STORE(ST_CTX_DW, u64, IMM64)
+  CTX_LDX(LDX_CTX_B, LDX_MEM_B, u8)
+  CTX_LDX(LDX_CTX_H, LDX_MEM_H, u16)
+  CTX_LDX(LDX_CTX_W, LDX_MEM_W, u32)
+  CTX_LDX(LDX_CTX_DW, LDX_MEM_DW, u64)
+  CTX_STORE(STX_CTX_B, STX_MEM_B, u8, S)
+  CTX_STORE(STX_CTX_H, STX_MEM_H, u16, S)
+  CTX_STORE(STX_CTX_W, STX_MEM_W, u32, S)
+  CTX_STORE(STX_CTX_DW, STX_MEM_DW, u64, S)
+  CTX_STORE(ST_CTX_B, ST_MEM_B, u8, pc->imm)
+  CTX_STORE(ST_CTX_H, ST_MEM_H, u16, pc->imm)
+  CTX_STORE(ST_CTX_W, ST_MEM_W, u32, pc->imm)
+  CTX_STORE(ST_CTX_DW, ST_MEM_DW, u64, IMM64)
 #undef CTX_LDX
 #undef CTX_STORE
 
