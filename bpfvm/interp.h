@@ -30,8 +30,8 @@
 //        inside the frame are unchecked (statically in bounds), loads and stores at constant
 //        offsets from the context pointer (r1 at entry, tracked through 64-bit moves) are checked
 //        once per run against the first region, and the no-save call forms are used when control
-//        provably stays in each subprogram. Every other access compares once against the first
-//        region before the full check.
+//        provably stays in each subprogram. Every other access tries the first region (two
+//        compares) before the full check.
 //
 // Mirrors: kernel/bpf/core.c (___bpf_prog_run(), the interpreter; Linux 6.19)
 // Emulation: the kernel interpreter trusts the verifier entirely; the checked and safe modes
