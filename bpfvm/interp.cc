@@ -7,6 +7,7 @@
 //   row has exactly one handler (a missing label is a compile error). Both modes are one template
 //   body: BpfInterp<true> adds the checks at dispatch and in the memory handlers.
 #include "bpfvm/interp.h"
+#include "bpfvm/interp_safe.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -78,6 +79,20 @@ enum : int {
   kStxFpW,
   kCallLocalNoSave,
   kExitNoSave,
+  // Safe mode: loads and stores at a constant offset >= 0 from a register that holds the
+  // context pointer (bpf_ctx_regs()), unchecked: the run checks the whole extent once.
+  kLdxCtxB,
+  kLdxCtxH,
+  kLdxCtxW,
+  kLdxCtxDw,
+  kStxCtxB,
+  kStxCtxH,
+  kStxCtxW,
+  kStxCtxDw,
+  kStCtxB,
+  kStCtxH,
+  kStCtxW,
+  kStCtxDw,
   kFpEnd
 };
 constexpr int kFpForms = (int)kFpEnd - (int)BPF_OPC_NR;
@@ -95,9 +110,36 @@ int fast_handler(int id, const bpf_insn &in, bool keeps_r6_r9) {
   return id;
 }
 
-// The safe-mode handler index: the r10 forms only for an access inside the current frame.
-int safe_handler(int id, const bpf_insn &in) {
-  const int h = fast_handler(id, in, false);
+// The safe mode's context form of a load or store (kLdxCtxB...), or -1. ctx: the registers that
+// hold the context pointer here (bpf_ctx_regs()). *end: the offset just past the access.
+int ctx_handler(int id, const bpf_insn &in, u16 ctx, u64 *end) {
+  int h = -1, w = 0;
+  u8 base = in.dst_reg;
+  switch (id) {
+    case BPF_OPC_LDX_MEM_B: h = kLdxCtxB, w = 1, base = in.src_reg; break;
+    case BPF_OPC_LDX_MEM_H: h = kLdxCtxH, w = 2, base = in.src_reg; break;
+    case BPF_OPC_LDX_MEM_W: h = kLdxCtxW, w = 4, base = in.src_reg; break;
+    case BPF_OPC_LDX_MEM_DW: h = kLdxCtxDw, w = 8, base = in.src_reg; break;
+    case BPF_OPC_STX_MEM_B: h = kStxCtxB, w = 1; break;
+    case BPF_OPC_STX_MEM_H: h = kStxCtxH, w = 2; break;
+    case BPF_OPC_STX_MEM_W: h = kStxCtxW, w = 4; break;
+    case BPF_OPC_STX_MEM_DW: h = kStxCtxDw, w = 8; break;
+    case BPF_OPC_ST_MEM_B: h = kStCtxB, w = 1; break;
+    case BPF_OPC_ST_MEM_H: h = kStCtxH, w = 2; break;
+    case BPF_OPC_ST_MEM_W: h = kStCtxW, w = 4; break;
+    case BPF_OPC_ST_MEM_DW: h = kStCtxDw, w = 8; break;
+    default: return -1;
+  }
+  if (in.off < 0 || !(ctx & (1u << base))) return -1;
+  *end = (u64)in.off + (u64)w;
+  return h;
+}
+
+// The safe-mode handler index: the r10 forms only for an access inside the current frame; the
+// no-save call and exit forms only when the program's subprograms are closed
+// (bpf_subprogs_closed()).
+int safe_handler(int id, const bpf_insn &in, bool keeps_r6_r9) {
+  const int h = fast_handler(id, in, keeps_r6_r9);
   const s32 off = in.off;
   switch (h) {
     case kLdxFpDw:
@@ -152,15 +194,27 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
 #undef BPF_OPCODE
       &&op_LDX_FP_DW, &&op_LDX_FP_W, &&op_STX_FP_DW, &&op_STX_FP_W,
       &&op_CALL_LOCAL_NOSAVE, &&op_EXIT_NOSAVE,
+      &&op_LDX_CTX_B, &&op_LDX_CTX_H, &&op_LDX_CTX_W, &&op_LDX_CTX_DW,
+      &&op_STX_CTX_B, &&op_STX_CTX_H, &&op_STX_CTX_W, &&op_STX_CTX_DW,
+      &&op_ST_CTX_B, &&op_ST_CTX_H, &&op_ST_CTX_W, &&op_ST_CTX_DW,
   };
   if (labels_out) {
     *labels_out = kLabels;
     return 0;
   }
 
-  const DInsn *const base = Checked ? prog->ccode_.data()
-                            : Safe  ? prog->scode_.data()
-                                    : prog->code_.data();
+  // Safe mode: the code with the unchecked context forms when the first declared region starts
+  // at the context pointer (r1) and holds every such access (writable if any stores), the same
+  // decision the first region's check would make at each of them; else the code without them.
+  const DInsn *base = Checked ? prog->ccode_.data() : prog->code_.data();
+  if constexpr (Safe) {
+    const BpfMemRegion *r = opts->regions.empty() ? nullptr : &opts->regions[0];
+    const bool ctx_fits =
+        r && r->start == args[0] && r->len >= prog->ctx_end_rd_ &&
+        (prog->ctx_end_wr_ == 0 || (r->writable && r->len >= prog->ctx_end_wr_));
+    base = ctx_fits || prog->scode_noctx_.empty() ? prog->scode_.data()
+                                                  : prog->scode_noctx_.data();
+  }
   const DInsn *pc = base;
   const bpf_func_t *const helpers = prog->helpers_.data();
   const size_t nr_helpers = prog->helpers_.size();
@@ -204,9 +258,18 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
     if (!opts->regions.empty()) region0 = opts->regions[0];
   const u64 r0_start = region0.start, r0_len = region0.len;
   const bool r0_writable = region0.writable;
+  // The common case first: inside the first region, with two compares (an addr below the
+  // start wraps to a huge offset); r0_wlen is its length for writes (0 if read-only). No
+  // per-width tables: locals below R[] in the frame push its offsets out of the short
+  // addressing form, which every handler pays for.
+  const u64 r0_wlen = r0_writable ? r0_len : 0;
   auto mem_ok = [&](u64 addr, u64 len, bool write) -> bool {
-    if (addr >= r0_start && addr - r0_start <= r0_len && len <= r0_len - (addr - r0_start))
-      return !write || r0_writable;
+    const u64 o = addr - r0_start;
+    const u64 lim = write ? r0_wlen : r0_len;
+    if (likely(o < lim && len <= lim - o)) return true;
+    // The slow path: the first region again (a refused write stays refused), the stack of the
+    // active frames, the other regions, the oracle.
+    if (o < r0_len && len <= r0_len - o) return !write || r0_writable;
     const u64 lo = R[BPF_REG_FP] - MAX_BPF_STACK;
     if (addr >= lo && addr <= stack_top && len <= stack_top - addr) return true;
     for (const BpfMemRegion &r : opts->regions) {
@@ -478,8 +541,9 @@ op_JMP_CALL_LOCAL: {
   pc += (s64)pc->imm + 1;
   DISPATCH();
 }
-  // Fast mode: a call into a subprogram whose instructions write none of r6-r9 (prepare()
-  // checked): the caller's r6-r9 survive the call without a copy. Its exits are EXIT_NOSAVE.
+  // Fast and safe modes: a call into a subprogram whose instructions write none of r6-r9
+  // (prepare() checked; for the safe mode, also that control cannot leave the subprogram but by
+  // its exits): the caller's r6-r9 survive the call without a copy. Its exits are EXIT_NOSAVE.
 op_CALL_LOCAL_NOSAVE: {
   if (unlikely(top == frames_full)) {
     std::snprintf(why, sizeof(why), "the call stack of %d frames is too deep",
@@ -493,7 +557,10 @@ op_CALL_LOCAL_NOSAVE: {
   DISPATCH();
 }
 op_EXIT_NOSAVE:
-  if (top == frames) return R[0];
+  if (top == frames) {
+    if constexpr (Safe) goto op_JMP_EXIT;  // (the result bookkeeping; never dispatched when Checked)
+    return R[0];
+  }
   pc = (--top)->ret;
   R[BPF_REG_FP] += MAX_BPF_STACK;
   fp += MAX_BPF_STACK;
@@ -572,6 +639,33 @@ op_STX_FP_DW:
 op_STX_FP_W:
   store_mem<u32>(fp + (s64)pc->off, (u32)S);
   NEXT();
+
+  // Safe mode only (prepare() picks them for a constant offset >= 0 from the context pointer;
+  // run() takes the code with them only when the first region holds every such access).
+  // The other loops never dispatch them: there each is a jump to the plain handler, so that
+  // their code keeps its layout.
+#define CTX_LDX(NAME, PLAIN, T)                              \
+  op_##NAME : if constexpr (!Safe) goto op_##PLAIN;          \
+  D = (u64)load_mem<T>(S + (s64)pc->off);                    \
+  NEXT();
+#define CTX_STORE(NAME, PLAIN, T, VAL)                       \
+  op_##NAME : if constexpr (!Safe) goto op_##PLAIN;          \
+  store_mem<T>(D + (s64)pc->off, (T)(VAL));                  \
+  NEXT();
+  CTX_LDX(LDX_CTX_B, LDX_MEM_B, u8)
+  CTX_LDX(LDX_CTX_H, LDX_MEM_H, u16)
+  CTX_LDX(LDX_CTX_W, LDX_MEM_W, u32)
+  CTX_LDX(LDX_CTX_DW, LDX_MEM_DW, u64)
+  CTX_STORE(STX_CTX_B, STX_MEM_B, u8, S)
+  CTX_STORE(STX_CTX_H, STX_MEM_H, u16, S)
+  CTX_STORE(STX_CTX_W, STX_MEM_W, u32, S)
+  CTX_STORE(STX_CTX_DW, STX_MEM_DW, u64, S)
+  CTX_STORE(ST_CTX_B, ST_MEM_B, u8, pc->imm)
+  CTX_STORE(ST_CTX_H, ST_MEM_H, u16, pc->imm)
+  CTX_STORE(ST_CTX_W, ST_MEM_W, u32, pc->imm)
+  CTX_STORE(ST_CTX_DW, ST_MEM_DW, u64, IMM64)
+#undef CTX_LDX
+#undef CTX_STORE
 
 #define STORE(NAME, T, VAL)                      \
   op_##NAME : {                                  \
@@ -702,6 +796,10 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
       sub_writes[sp] = 1;
   }
 
+  const bool closed = bpf_subprogs_closed(insns, cnt, rows, starts);
+  const std::vector<u16> ctx_regs = bpf_ctx_regs(insns, cnt, rows);
+  std::vector<size_t> ctx_insns;  // instructions with a safe-mode context form
+
   BpfExecProg p;
   p.code_.resize(cnt);
   p.scode_.resize(cnt);
@@ -756,10 +854,18 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
       set_inline_fn(p.code_[i], p.helpers_[(size_t)in.imm]);
     else if (d->id == BPF_OPC_JMP_CALL_KFUNC)
       set_inline_fn(p.code_[i], p.kfuncs_[(size_t)di.imm]);
-    // Safe mode: the fast handlers, except the no-save call forms (an unverified program may
-    // leave a subprogram by a jump) and r10 forms whose access is not inside the frame.
+    // Safe mode: the fast handlers, except the no-save call forms when an unverified program
+    // may leave a subprogram by a jump or a fall-through, and r10 forms whose access is not
+    // inside the frame.
     p.scode_[i] = p.code_[i];
-    p.scode_[i].op = safe_labels[safe_handler(d->id, in)];
+    p.scode_[i].op = safe_labels[safe_handler(d->id, in, closed && keeps_r6_r9)];
+    u64 end = 0;
+    if (const int h = ctx_handler(d->id, in, ctx_regs[i], &end); h >= 0) {
+      ctx_insns.push_back(i);
+      p.scode_[i].op = safe_labels[h];
+      u64 &ctx_end = f.kind == K_LOAD ? p.ctx_end_rd_ : p.ctx_end_wr_;
+      ctx_end = std::max(ctx_end, end);
+    }
     di.op = checked_labels[d->id];
     p.ccode_[i] = di;
     p.meta_[i] = m;
@@ -771,6 +877,13 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
       p.scode_[i] = p.code_[i];
       p.meta_[i] = m;
     }
+  }
+  // The safe code for runs whose first region does not hold the context accesses: the context
+  // forms go back to the bounds-checked handlers.
+  if (!ctx_insns.empty()) {
+    p.scode_noctx_ = p.scode_;
+    for (size_t i : ctx_insns)
+      p.scode_noctx_[i].op = safe_labels[safe_handler(p.meta_[i].id, insns[i], false)];
   }
   return p;
 }

@@ -26,6 +26,12 @@
 //        limit and a back-edge budget, without register tracking. For unverified programs whose
 //        register initialisation a static analysis proves (regs_initialised_before_use()): the
 //        conformance plugin's long loops run at the fast mode's speed and cannot crash the host.
+//        Prepare-time analyses (bpfvm/interp_safe.h) take work off its hot paths: r10 accesses
+//        inside the frame are unchecked (statically in bounds), loads and stores at constant
+//        offsets from the context pointer (r1 at entry, tracked through 64-bit moves) are checked
+//        once per run against the first region, and the no-save call forms are used when control
+//        provably stays in each subprogram. Every other access tries the first region (two
+//        compares) before the full check.
 //
 // Mirrors: kernel/bpf/core.c (___bpf_prog_run(), the interpreter; Linux 6.19)
 // Emulation: the kernel interpreter trusts the verifier entirely; the checked and safe modes
@@ -110,8 +116,11 @@ class BpfExecProg {
   // bounds-checked like the checked mode (stack of the active frames, opts.regions, opts.mem_ok),
   // the call depth limit, and a budget: each taken backward jump is charged the instructions
   // it jumps back over, and the run stops when opts.insn_budget is spent (`executed` is that
-  // charge). Registers are not tracked: r1..r5 start at opts.args, the others at 0, so use it for programs where regs_initialised_before_use() holds; then its results are the
-  // checked mode's. For unverified programs that must run fast (the conformance plugin).
+  // charge). Registers are not tracked: r1..r5 start at opts.args, the others at 0, so use it
+  // for programs where regs_initialised_before_use() holds; then its results are the checked
+  // mode's. For unverified programs that must run fast (the conformance plugin). Fastest when
+  // opts.regions[0] starts at opts.args[0] (the context) and holds all its constant-offset
+  // accesses.
   BpfRunResult run_safe(const BpfCheckedRunOpts &opts) const;
   // Checked mode: same semantics, every fault reported.
   BpfRunResult run_checked(const BpfCheckedRunOpts &opts) const;
@@ -158,6 +167,11 @@ class BpfExecProg {
 
   std::vector<DInsn> code_;     // fast-mode handlers
   std::vector<DInsn> scode_;    // safe-mode handlers
+  // Safe mode without the unchecked context forms (empty when the program has none), for runs
+  // whose first region does not hold [ctx, ctx + ctx_end_rd_) and, writable, ctx_end_wr_.
+  std::vector<DInsn> scode_noctx_;
+  u64 ctx_end_rd_ = 0;  // past the furthest context-form load (offset from the context pointer)
+  u64 ctx_end_wr_ = 0;  // past the furthest context-form store
   std::vector<DInsn> ccode_;    // checked-mode handlers
   std::vector<CheckMeta> meta_;
   std::vector<bpf_func_t> helpers_;

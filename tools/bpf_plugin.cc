@@ -27,6 +27,7 @@
 //   the checked mode, estimated from taken backward jumps in the safe mode.
 // Emulation: helper ids 1 (r1 + r2), 2 (r1 * 2) and 5 (returns r1; the suite's callx test calls
 //   id 5), and the kfunc with BTF id 0x2a (fd index 0, returns r1) are what this runtime offers.
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -75,6 +76,10 @@ bool parse_hex_bytes(const std::string &text, std::vector<u8> *out, std::string 
   return true;
 }
 
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 int fail(int status, const std::string &msg) {
   std::printf("%s\n", msg.c_str());
   std::fprintf(stderr, "%s\n", msg.c_str());
@@ -97,20 +102,31 @@ int main(int argc, char **argv) {
   auto prog = BpfExecProg::prepare({insns, kHelpers, kKfuncs});
   if (!prog.ok()) return fail(1, std::string(prog.status().message()));
 
+  const auto t_verify = std::chrono::steady_clock::now();
   bpf_verifier_opts vopts;
   vopts.prog_type = &bpf_raw_mem_prog_type();
   vopts.ctx_mem_size = (u32)mem.size();
   const bpf_verifier_result v = bpf_check(insns, vopts);
-  // UMEMCG_BPF_PLUGIN_VERBOSE=1: say on stderr which mode runs, and why (stdout unchanged).
+  // UMEMCG_BPF_PLUGIN_VERBOSE=1: say on stderr which mode runs, and why, then the time the
+  // verifier and the run took (tools/plugin_speed.py reads them); stdout unchanged.
   const bool fast = mem.size() <= UINT32_MAX && v.ok();
   const bool safe = !fast && prog->regs_initialised_before_use(2);
-  if (std::getenv("UMEMCG_BPF_PLUGIN_VERBOSE"))
+  const bool verbose = std::getenv("UMEMCG_BPF_PLUGIN_VERBOSE") != nullptr;
+  const double verify_ms = ms_since(t_verify);
+  if (verbose)
     std::fprintf(stderr, "verifier: %s\n",
                  fast ? "accepted, fast mode"
                       : (v.error + (safe ? ", safe mode" : ", checked mode")).c_str());
+  const auto t_run = std::chrono::steady_clock::now();
+  auto report_time = [&] {
+    if (verbose)
+      std::fprintf(stderr, "time: verify %.3f ms, run %.3f ms\n", verify_ms, ms_since(t_run));
+  };
   if (fast) {
     const u64 args[5] = {mem.empty() ? 0 : (u64)(uintptr_t)mem.data(), mem.size(), 0, 0, 0};
-    std::printf("%llx\n", (unsigned long long)prog->run_fast(args));
+    const u64 r0 = prog->run_fast(args);
+    report_time();
+    std::printf("%llx\n", (unsigned long long)r0);
     return 0;
   }
 
@@ -121,6 +137,7 @@ int main(int argc, char **argv) {
   opts.insn_budget = kBudget;
   if (!mem.empty()) opts.regions = {&region, 1};
   BpfRunResult r = safe ? prog->run_safe(opts) : prog->run_checked(opts);
+  report_time();
   if (!r.ok) return fail(1, r.reason + " at insn " + std::to_string(r.insn));
   std::printf("%llx\n", (unsigned long long)r.r0);
   return 0;

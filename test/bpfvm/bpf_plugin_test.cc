@@ -192,6 +192,8 @@ TEST_CASE("bpf plugin: a loop too long for the verifier runs in the safe mode",
   while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
   pclose(f);
   CHECK_THAT(out, Catch::Contains("BPF program is too large") && Catch::Contains("safe mode"));
+  // The verbose mode also reports the verifier's and the run's time (tools/plugin_speed.py).
+  CHECK_THAT(out, Catch::Matches("(.|\n)*time: verify [0-9.]+ ms, run [0-9.]+ ms\n(.|\n)*"));
 }
 
 TEST_CASE("bpf plugin: a bad access after a long loop is an error exit", "[bpfvm][plugin]") {
@@ -204,6 +206,15 @@ TEST_CASE("bpf plugin: a bad access after a long loop is an error exit", "[bpfvm
   const PluginRun w = run_plugin(long_loop("stxdw [%r10-520], %r0"), &mem);
   CHECK(w.status == 1);
   CHECK(w.out.find("invalid memory write of 8 bytes") != std::string::npos);
+  // Context stores: one inside the 1-byte memory, then one past it (the run checks each
+  // access then, not the whole context extent once).
+  const PluginRun c = run_plugin(long_loop("stxb [%r1+0], %r0\nldxb %r0, [%r1+0]"), &mem);
+  CHECK(c.status == 0);
+  CHECK(c.out == "80\n");  // (u8)30,000,000
+  const PluginRun c2 = run_plugin(long_loop("stxb [%r1+0], %r0\nstxb [%r1+1], %r0"), &mem);
+  CHECK(c2.status == 1);
+  CHECK(c2.out.find("invalid memory write of 1 bytes") != std::string::npos);
+  CHECK(c2.out.find("at insn 8") != std::string::npos);
 }
 
 TEST_CASE("bpf plugin: an endless loop ends at the budget", "[bpfvm][plugin]") {
