@@ -68,6 +68,8 @@ bench_summary() {
   "$BUILD_DIR/bench/umemcg-bench" --benchmark_min_time=0.2 \
     --benchmark_out="$json" --benchmark_out_format=json
   python3 tools/bench_ratios.py "$json"
+  # The conformance plugin process on the same interpreter loops (S5: the same speed).
+  python3 tools/plugin_speed.py --plugin "$BUILD_DIR/tools/umemcg-bpf-plugin"
 }
 
 job=${1:-}
