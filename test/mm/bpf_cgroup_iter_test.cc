@@ -14,6 +14,7 @@
 #include "kernel/cgroup.h"
 #include "mm/bpf_cgroup_iter.h"
 #include "mm/bpf_memcontrol.h"
+#include "test/mm/bpf_test_util.h"
 #include "test/support/memcg_env.h"
 
 using namespace umemcg;
@@ -21,21 +22,9 @@ using namespace umemcg::test;
 
 namespace {
 
-std::unique_ptr<emu::BpfLoadedObject> open_prog(const char *name) {
-  bpf_memcontrol_init();
-  auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name,
-                                       emu::bpf_kernel_load_options());
-  INFO(lo.status().message());
-  REQUIRE(lo.ok());
-  return std::move(*lo);
-}
-
+std::unique_ptr<emu::BpfLoadedObject> open_prog(const char *name) { return open_bpf_object(name); }
 std::vector<u8> map_value(emu::BpfLoadedObject &lo, const char *map, u32 key) {
-  bpf_map *m = lo.find_map(map);
-  REQUIRE(m);
-  std::vector<u8> v(m->value_size);
-  REQUIRE(sys_map_lookup_elem(m, &key, v.data()) == 0);
-  return v;
+  return bpf_map_value(lo, map, key);
 }
 
 struct Walk {

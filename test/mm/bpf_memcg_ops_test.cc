@@ -21,6 +21,7 @@
 #include "mm/mm_types.h"
 #include "shim/hooks.h"
 #include "shim/rwsem.h"
+#include "test/mm/bpf_test_util.h"
 #include "test/support/memcg_env.h"
 
 using namespace umemcg;
@@ -42,28 +43,9 @@ memcg_boot_params params() {
   return p;
 }
 
-std::unique_ptr<emu::BpfLoadedObject> open_policy() {
-  bpf_memcontrol_init();
-  auto lo = emu::BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_policy.bpf.o",
-                                       emu::bpf_kernel_load_options());
-  INFO(lo.status().message());
-  REQUIRE(lo.ok());
-  return std::move(*lo);
-}
-
-struct policy_stats {
-  u64 violations, deferred, high_events;
-  s64 reclaimed;
-};
+std::unique_ptr<emu::BpfLoadedObject> open_policy() { return open_bpf_object("memcg_policy.bpf.o"); }
 policy_stats read_stats(emu::BpfLoadedObject &lo) {
-  bpf_map *bss = lo.find_map(".bss");
-  REQUIRE(bss);
-  std::vector<u8> v(bss->value_size);
-  u32 zero = 0;
-  REQUIRE(sys_map_lookup_elem(bss, &zero, v.data()) == 0);
-  policy_stats s;
-  std::memcpy(&s, v.data(), sizeof(s));
-  return s;
+  return bpf_map_struct<policy_stats>(lo, ".bss");
 }
 
 std::vector<std::unique_ptr<emu::BpfTracingLink>> attach_tracing(emu::BpfLoadedObject &lo) {

@@ -14,6 +14,7 @@
 #include "bpfvm/runtime.h"
 #include "mm/bpf_memcontrol.h"
 #include "shim/rwsem.h"
+#include "test/mm/bpf_test_util.h"
 #include "test/support/memcg_env.h"
 
 using namespace umemcg;
@@ -46,27 +47,6 @@ memcg_boot_params params() {
   memcg_boot_params p = v2_params();
   p.ops = &record_ops;
   return p;
-}
-
-std::string prog_path(const char *name) {
-  return std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name;
-}
-
-struct policy_stats {
-  u64 violations, deferred, high_events;
-  s64 reclaimed;
-};
-
-policy_stats read_stats(emu::BpfLoadedObject &lo) {
-  bpf_map *bss = lo.find_map(".bss");
-  REQUIRE(bss);
-  REQUIRE(bss->value_size >= sizeof(policy_stats));
-  std::vector<u8> v(bss->value_size);
-  u32 zero = 0;
-  REQUIRE(sys_map_lookup_elem(bss, &zero, v.data()) == 0);
-  policy_stats s;
-  std::memcpy(&s, v.data(), sizeof(s));
-  return s;
 }
 
 }  // namespace
@@ -130,7 +110,7 @@ TEST_CASE("bpf_memcontrol: a lock-holder policy object verifies and runs", "[mm]
   MemcgEnv env(params());
   mem_cgroup *a = env.mkdir(nullptr, "a");
   env.run([&] {
-    auto lo = emu::BpfLoadedObject::open(prog_path("memcg_policy.bpf.o"),
+    auto lo = emu::BpfLoadedObject::open(bpf_prog_path("memcg_policy.bpf.o"),
                                          emu::bpf_kernel_load_options());
     INFO(lo.status().message());
     REQUIRE(lo.ok());
@@ -193,7 +173,7 @@ TEST_CASE("bpf_memcontrol: a lock-holder policy object verifies and runs", "[mm]
     CHECK(tr.retval == 16);
     CHECK(g_reclaim.nr_pages == 16);
 
-    const policy_stats s = read_stats(**lo);
+    const policy_stats s = bpf_map_struct<policy_stats>(**lo, ".bss");
     CHECK(s.deferred == 2);
     CHECK(s.violations == 1);
     CHECK(s.high_events == 1);
@@ -207,7 +187,7 @@ TEST_CASE("bpf_memcontrol: the loader's test object is refused where the kernel 
   bpf_memcontrol_init();
   MemcgEnv env(params());
   env.run([&] {
-    auto lo = emu::BpfLoadedObject::open(prog_path("memcg_ops.bpf.o"),
+    auto lo = emu::BpfLoadedObject::open(bpf_prog_path("memcg_ops.bpf.o"),
                                          emu::bpf_kernel_load_options());
     INFO(lo.status().message());
     REQUIRE(lo.ok());
@@ -236,7 +216,7 @@ TEST_CASE("bpf_memcontrol: a program built with CO-RE against other layouts read
   MemcgEnv env(params());
   mem_cgroup *a = env.mkdir(nullptr, "a");
   env.run([&] {
-    auto lo = emu::BpfLoadedObject::open(prog_path("memcg_core.bpf.o"),
+    auto lo = emu::BpfLoadedObject::open(bpf_prog_path("memcg_core.bpf.o"),
                                          emu::bpf_kernel_load_options());
     INFO(lo.status().message());
     REQUIRE(lo.ok());
