@@ -314,8 +314,12 @@ absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector
 		const char *sn = btf__name_by_offset(ctx.btf, name_off);
 		const bool ours = sn && sec.name == sn;
 		for (u32 r = 0; ours && r < num; r++) {
-			bpf_core_relo rel;
-			std::memcpy(&rel, d.data() + p + (size_t)r * rec_size, sizeof(rel));
+			// Field by field: kind is an enum in the uapi struct, and a corrupt value
+			// must not be loaded as one.
+			const size_t at = p + (size_t)r * rec_size;
+			struct {
+				u32 insn_off, type_id, access_str_off, kind;
+			} rel = {rd32(d, at), rd32(d, at + 4), rd32(d, at + 8), rd32(d, at + 12)};
 			const std::string where = absl::StrFormat("section '%s' insn %u", sec.name,
 								  rel.insn_off / 8);
 			if (rel.insn_off % 8 || rel.insn_off / 8 >= insns.size())
@@ -324,7 +328,7 @@ absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector
 			const char *acc = btf__name_by_offset(ctx.btf, rel.access_str_off);
 			if (!acc)
 				return err(where + ": bad access string offset");
-			const u32 kind = (u32)rel.kind;
+			const u32 kind = rel.kind;
 			u64 orig = 0, val = 0;
 			u32 orig_sz = 0, new_sz = 0;
 			bool ok = true;

@@ -136,9 +136,10 @@ TEST_CASE("cgroup_bpf: NONE forbids attachments below; OVERRIDE lets a descendan
 
 TEST_CASE("cgroup_bpf: offline makes attachments defunct and the cgroup not live",
           "[kernel][cgroup_bpf]") {
-  with_tree([](cgroup *root) {
-    std::string na = "a", nb = "b";
-    bpf_cgroup_item ia{&na}, ib{&nb};
+  // The items outlive the tree: the teardown offlines p with ia still attached.
+  std::string na = "a", nb = "b";
+  bpf_cgroup_item ia{&na}, ib{&nb};
+  with_tree([&](cgroup *root) {
     cgroup *p = mk(root, "p");
     cgroup *q = mk(p, "q");
     REQUIRE(cgroup_bpf_attach(p, T, &ia, CGROUP_BPF_F_ALLOW_MULTI) == 0);
@@ -153,6 +154,7 @@ TEST_CASE("cgroup_bpf: offline makes attachments defunct and the cgroup not live
     // Teardown offlines p and the root too.
   });
   // with_tree checked: nothing attached anywhere afterwards.
+  CHECK(ia.cgroup == nullptr);
 }
 
 TEST_CASE("cgroup_bpf: readers walk effective arrays while attachments change (native)",
