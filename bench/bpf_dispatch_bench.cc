@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/stock_hit_loop.h"
 #include "bpfvm/kernel_env.h"
 #include "bpfvm/runtime.h"
 #include "kernel/cgroup.h"
@@ -87,21 +88,8 @@ void BM_bpf_policy_stock_hit(benchmark::State &state) {
   }
   {
     emu::AttachThread t("bench", 0);
-    mem_cgroup *memcg = s.chain.back();
-    try_charge_memcg(memcg, GFP_KERNEL, 1);
-    refill_stock(memcg, 1);
-    unsigned int n = 0;
-    for (auto _ : state) {
-      int ret = try_charge_memcg(memcg, GFP_KERNEL, 1);
-      benchmark::DoNotOptimize(ret);
-      if (++n == 63) {
-        refill_stock(memcg, 63);
-        n = 0;
-      }
-    }
-    refill_stock(memcg, n);
+    bench::stock_hit_loop(state, s.chain.back());
   }
-  state.SetItemsProcessed(state.iterations());
 }
 
 void BM_bpf_memcg_high_policy(benchmark::State &state) {

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/stock_hit_loop.h"
 #include "kernel/cgroup.h"
 #include "mm/memcontrol.h"
 #include "mm/memcontrol_folio.h"
@@ -102,21 +103,7 @@ void stock_hit(benchmark::State &state, bool pcstock) {
   Setup *s = acquire(pcstock, static_cast<int>(state.range(0)));
   {
     emu::AttachThread t("bench", state.thread_index());
-    mem_cgroup *memcg = s->chain.back();
-    // Prime: one batch charged, all 64 pages in this CPU's stock.
-    try_charge_memcg(memcg, GFP_KERNEL, 1);
-    refill_stock(memcg, 1);
-    unsigned int n = 0;
-    for (auto _ : state) {
-      int ret = try_charge_memcg(memcg, GFP_KERNEL, 1);
-      benchmark::DoNotOptimize(ret);
-      if (++n == 63) {
-        refill_stock(memcg, 63);
-        n = 0;
-      }
-    }
-    refill_stock(memcg, n);
-    state.SetItemsProcessed(state.iterations());
+    bench::stock_hit_loop(state, s->chain.back());
   }
   release();
 }

@@ -74,15 +74,6 @@ void charge_under_lock(MemcgEnv &env, mem_cgroup *a, rw_semaphore *sem) {
   clear_bit(TIF_NOTIFY_RESUME, &current->thread_flags);
 }
 
-void release_all(MemcgEnv &env) {
-  env.run([&] {
-    for (auto &[m, n] : env.ledger.user_pages)
-      if (n) env.uncharge(m, static_cast<unsigned>(n));
-    drain_all_stock(root_mem_cgroup);
-    flush_workqueue(memcg_wq);
-  });
-}
-
 }  // namespace
 
 TEST_CASE("bpf_memcg_ops: the lock-holder policy defers over-high handling out of the lock",
@@ -135,7 +126,7 @@ TEST_CASE("bpf_memcg_ops: the lock-holder policy defers over-high handling out o
     emu::mm_attach(&mm, nullptr);
   });
   env.ledger.css_refs[a] -= 1;
-  release_all(env);
+  env.release_all();
   env.finish();
 }
 
@@ -190,7 +181,7 @@ TEST_CASE("bpf_memcg_ops: the dispatcher ORs the effective array; guard; dying c
     css_put(&c->css);
   });
   env.ledger.css_refs[c] -= 1;
-  release_all(env);
+  env.release_all();
   env.finish();
 }
 
@@ -212,7 +203,7 @@ TEST_CASE("bpf_memcg_ops: maps the kernel would refuse do not attach", "[mm][bpf
     INFO(linked.status().message());
     CHECK(linked.ok());
   });
-  release_all(env);
+  env.release_all();
   env.finish();
 }
 

@@ -41,15 +41,6 @@ memcg_boot_params params(bool pcstock) {
   return p;
 }
 
-void release_all(MemcgEnv &env) {
-  env.run([&] {
-    for (auto &[m, n] : env.ledger.user_pages)
-      if (n) env.uncharge(m, static_cast<unsigned>(n));
-    drain_all_stock(root_mem_cgroup);
-    flush_workqueue(memcg_wq);
-  });
-}
-
 constexpr unsigned long MiB = 256;  // pages
 
 }  // namespace
@@ -97,7 +88,7 @@ TEST_CASE("memory.high: a batch charge over high adds the batch to the task's de
       current->memcg_nr_pages_over_high = 0;
       clear_bit(TIF_NOTIFY_RESUME, &current->thread_flags);
     });
-    release_all(env);
+    env.release_all();
     env.finish();
   }
 }
@@ -137,7 +128,7 @@ TEST_CASE("memory.high: a debt above a batch is paid synchronously; throttle on 
     CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(wall).count() < 1000);
     env.run([&] { emu::mm_attach(&mm, nullptr); });
     env.ledger.css_refs[a] -= 1;
-    release_all(env);
+    env.release_all();
     env.finish();
   }
 }
@@ -183,7 +174,7 @@ TEST_CASE("memory.high: reclaim progress keeps reclaiming without counting retri
     emu::mm_attach(&mm, nullptr);
     clear_bit(TIF_NOTIFY_RESUME, &current->thread_flags);
   });
-  release_all(env);
+  env.release_all();
   env.finish();
 }
 
@@ -227,7 +218,7 @@ TEST_CASE("memory.high: memory and swap penalties are summed before the 2 s clam
     current->mm = nullptr;
     emu::mm_attach(&mm, nullptr);
   });
-  release_all(env);
+  env.release_all();
   env.finish();
 }
 
@@ -250,7 +241,7 @@ TEST_CASE("memory.high: outside a task only memory.high counts and high_work rec
   CHECK(h.first_nr == 64);
   CHECK(h.in_worker);
   CHECK(memcg_events_local(a, MEMCG_HIGH) == 1);
-  release_all(env);
+  env.release_all();
   env.finish();
 }
 
@@ -296,7 +287,7 @@ TEST_CASE("memory.high: DEFER_INLINE from the high policy hook postpones the deb
   CHECK(debt_before_return == 128);
   CHECK(h.reclaim_calls == 17);
   env.run([&] { emu::mm_attach(&mm, nullptr); });
-  release_all(env);
+  env.release_all();
   env.finish();
 }
 

@@ -11,6 +11,7 @@
 #undef WARN
 #include "kernel/cgroup.h"
 #include "mm/memcontrol.h"
+#include "mm/memcontrol_internal.h"
 #include "shim/machine.h"
 #include "test/support/machine_fixture.h"
 #include "test/support/memcg_invariants.h"
@@ -82,6 +83,17 @@ class MemcgEnv {
   void uncharge(mem_cgroup *memcg, unsigned int nr_pages) {
     memcg_uncharge(memcg, nr_pages);
     ledger.user_pages[memcg] -= nr_pages;
+  }
+
+  // Uncharges every page the ledger holds and drains the stocks (before finish(), for tests
+  // whose charges stay in place until the end).
+  void release_all() {
+    run([&] {
+      for (auto &[m, n] : ledger.user_pages)
+        if (n) uncharge(m, static_cast<unsigned>(n));
+      drain_all_stock(root_mem_cgroup);
+      flush_workqueue(memcg_wq);
+    });
   }
 
   // Invariants hold now (quiescent machine).
