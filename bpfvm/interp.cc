@@ -760,14 +760,35 @@ template struct BpfInterp<false, false>;
 template struct BpfInterp<false, true>;
 template struct BpfInterp<true, false>;
 
-absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
+absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
+                                                 const BpfPrepareOpts &opts) {
   const bpf_insn *insns = lp.insns.data();
   const size_t cnt = lp.insns.size();
   std::string err;
   size_t bad = 0;
-  std::vector<const bpf_opcode_desc *> rows;
-  if (!bpf_check_prog_layout(insns, cnt, &err, &bad, BPF_CPU_V4, &rows))
-    return absl::InvalidArgumentError(err);
+  std::vector<const bpf_opcode_desc *> decoded;
+  std::span<const bpf_opcode_desc *const> rows = lp.rows;
+  if (rows.empty()) {
+    if (!bpf_check_prog_layout(insns, cnt, &err, &bad, BPF_CPU_V4, &decoded))
+      return absl::InvalidArgumentError(err);
+    rows = decoded;
+  } else {
+    // The verifier's decode: its layout check passed on these instructions. What is cheap to
+    // check is checked (one row per instruction, each for that instruction's opcode, the
+    // second slot of an ld_imm64 empty); the rest is the caller's contract.
+    bool match = rows.size() == cnt && cnt > 0;
+    for (size_t i = 0; match && i < cnt; i++) {
+      if (!rows[i] || rows[i]->code != insns[i].code) {
+        match = false;
+        break;
+      }
+      if (bpf_form_of(*rows[i]).slots == 2) {
+        if (i + 1 >= cnt || rows[i + 1]) match = false;
+        i++;
+      }
+    }
+    if (!match) return absl::InvalidArgumentError("decoded rows do not match the program");
+  }
 
   const void *const *fast_labels = nullptr;
   const void *const *safe_labels = nullptr;
@@ -796,13 +817,15 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
       sub_writes[sp] = 1;
   }
 
-  const bool closed = bpf_subprogs_closed(insns, cnt, rows, starts);
-  const std::vector<u16> ctx_regs = bpf_ctx_regs(insns, cnt, rows);
+  // The safe mode's analyses, only when it is wanted.
+  const bool safe = opts.safe_mode;
+  const bool closed = safe && bpf_subprogs_closed(insns, cnt, rows, starts);
+  const std::vector<u16> ctx_regs = safe ? bpf_ctx_regs(insns, cnt, rows) : std::vector<u16>{};
   std::vector<size_t> ctx_insns;  // instructions with a safe-mode context form
 
   BpfExecProg p;
   p.code_.resize(cnt);
-  p.scode_.resize(cnt);
+  if (safe) p.scode_.resize(cnt);
   p.ccode_.resize(cnt);
   p.meta_.resize(cnt);
   p.helpers_.assign(lp.helpers.begin(), lp.helpers.end());
@@ -857,14 +880,16 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
     // Safe mode: the fast handlers, except the no-save call forms when an unverified program
     // may leave a subprogram by a jump or a fall-through, and r10 forms whose access is not
     // inside the frame.
-    p.scode_[i] = p.code_[i];
-    p.scode_[i].op = safe_labels[safe_handler(d->id, in, closed && keeps_r6_r9)];
-    u64 end = 0;
-    if (const int h = ctx_handler(d->id, in, ctx_regs[i], &end); h >= 0) {
-      ctx_insns.push_back(i);
-      p.scode_[i].op = safe_labels[h];
-      u64 &ctx_end = f.kind == K_LOAD ? p.ctx_end_rd_ : p.ctx_end_wr_;
-      ctx_end = std::max(ctx_end, end);
+    if (safe) {
+      p.scode_[i] = p.code_[i];
+      p.scode_[i].op = safe_labels[safe_handler(d->id, in, closed && keeps_r6_r9)];
+      u64 end = 0;
+      if (const int h = ctx_handler(d->id, in, ctx_regs[i], &end); h >= 0) {
+        ctx_insns.push_back(i);
+        p.scode_[i].op = safe_labels[h];
+        u64 &ctx_end = f.kind == K_LOAD ? p.ctx_end_rd_ : p.ctx_end_wr_;
+        ctx_end = std::max(ctx_end, end);
+      }
     }
     di.op = checked_labels[d->id];
     p.ccode_[i] = di;
@@ -874,7 +899,7 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp) {
       i++;
       p.code_[i] = DInsn{nullptr, insns[i].imm, 0, 0, 0};
       p.ccode_[i] = p.code_[i];
-      p.scode_[i] = p.code_[i];
+      if (safe) p.scode_[i] = p.code_[i];
       p.meta_[i] = m;
     }
   }
@@ -894,6 +919,10 @@ u64 BpfExecProg::run_fast(const u64 args[5]) const {
 
 BpfRunResult BpfExecProg::run_safe(const BpfCheckedRunOpts &opts) const {
   BpfRunResult res;
+  if (scode_.empty()) {
+    res.reason = "the program was prepared without the safe mode (BpfPrepareOpts::safe_mode)";
+    return res;
+  }
   BpfInterp<false, true>::run(this, opts.args.data(), &opts, &res, nullptr);
   return res;
 }

@@ -72,6 +72,10 @@ struct BpfLinkedProg {
   std::span<const bpf_insn> insns;      // ld_imm64 must have src_reg 0 (resolved)
   std::span<const bpf_func_t> helpers;  // helper id -> function; nullptr: no such helper
   std::span<const BpfKfunc> kfuncs;     // kfunc call sites resolve here at prepare time
+  // Optional: the opcode-table rows of insns as the verifier decoded them
+  // (bpf_verifier_opts::decoded, from a layout check that passed on exactly these insns).
+  // Empty: prepare decodes and checks the layout itself.
+  std::span<const bpf_opcode_desc *const> rows;
 };
 
 // Memory a checked run may touch besides the stack.
@@ -101,10 +105,17 @@ struct BpfRunResult {
   std::string reason; // why the run faulted (when !ok)
 };
 
+struct BpfPrepareOpts {
+  // Build the safe mode's code and run its analyses (bpfvm/interp_safe.h). Programs a verifier
+  // accepted run in the fast and checked modes only and can skip it; run_safe() then fails.
+  bool safe_mode = true;
+};
+
 class BpfExecProg {
  public:
   // Decodes, validates and binds a linked program. Errors read "<reason> at insn <idx>".
-  static absl::StatusOr<BpfExecProg> prepare(const BpfLinkedProg &prog);
+  static absl::StatusOr<BpfExecProg> prepare(const BpfLinkedProg &prog,
+                                             const BpfPrepareOpts &opts = {});
 
   // Fast mode: r1..r5 = args. Only for programs a verifier accepted.
   u64 run_fast(const u64 args[5]) const;

@@ -10,7 +10,7 @@ namespace umemcg::emu {
 using namespace bpf_opc;
 
 bool bpf_subprogs_closed(const bpf_insn *insns, size_t cnt,
-                         const std::vector<const bpf_opcode_desc *> &rows,
+                         std::span<const bpf_opcode_desc *const> rows,
                          const std::vector<u32> &starts) {
   for (size_t k = 1; k < starts.size(); k++) {
     const size_t s = starts[k];
@@ -33,7 +33,7 @@ bool bpf_subprogs_closed(const bpf_insn *insns, size_t cnt,
 }
 
 std::vector<u16> bpf_ctx_regs(const bpf_insn *insns, size_t cnt,
-                              const std::vector<const bpf_opcode_desc *> &rows) {
+                              std::span<const bpf_opcode_desc *const> rows) {
   constexpr u16 kCallerSaved = 0x3e;  // r1-r5
   constexpr u16 kCalleeSaved = 0x3c0;  // r6-r9
   std::vector<u16> in(cnt, 0);

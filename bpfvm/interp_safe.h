@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "bpfvm/insn.h"
@@ -27,7 +28,7 @@ namespace umemcg::emu {
 // instruction before each start is an exit or an unconditional jump). The verifier proves this
 // for the programs it accepts.
 bool bpf_subprogs_closed(const bpf_insn *insns, size_t cnt,
-                         const std::vector<const bpf_opcode_desc *> &rows,
+                         std::span<const bpf_opcode_desc *const> rows,
                          const std::vector<u32> &starts);
 
 // For each instruction, the registers (bit n = rn) that equal the run's r1 at entry on every
@@ -36,6 +37,6 @@ bool bpf_subprogs_closed(const bpf_insn *insns, size_t cnt,
 // value; every other write ends it; a call keeps r6-r9 (the caller's, restored or untouched on
 // return) and passes r1-r5 on to the callee.
 std::vector<u16> bpf_ctx_regs(const bpf_insn *insns, size_t cnt,
-                              const std::vector<const bpf_opcode_desc *> &rows);
+                              std::span<const bpf_opcode_desc *const> rows);
 
 }  // namespace umemcg::emu

@@ -212,7 +212,9 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
       in.code = BPF_JMP | BPF_JA;
       in.off = -1;
     }
-  auto exec = BpfExecProg::prepare({insns, bpf_helper_table(), p.kfuncs_});
+  // Verified programs run in the fast and checked modes: no safe-mode code.
+  const BpfPrepareOpts popts{.safe_mode = false};
+  auto exec = BpfExecProg::prepare({insns, bpf_helper_table(), p.kfuncs_}, popts);
   if (!exec.ok()) return absl::InvalidArgumentError(who + ": " + std::string(exec.status().message()));
   p.exec_ = std::make_unique<BpfExecProg>(std::move(*exec));
   for (BpfCallback &cb : p.callbacks_) {
@@ -223,7 +225,7 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
     t[0].imm = (s32)cb.target + 1;
     t[1].code = BPF_JMP | BPF_EXIT;
     t.insert(t.end(), insns.begin(), insns.end());
-    auto ce = BpfExecProg::prepare({t, bpf_helper_table(), p.kfuncs_});
+    auto ce = BpfExecProg::prepare({t, bpf_helper_table(), p.kfuncs_}, popts);
     if (!ce.ok())
       return absl::InvalidArgumentError(who + ": callback " + cb.name + ": " +
                                         std::string(ce.status().message()));

@@ -75,6 +75,11 @@ struct bpf_verifier_opts {
   bool strict_alignment = false;   // BPF_F_STRICT_ALIGNMENT
   bool allow_ptr_leaks = false;    // see the Emulation note above
   bool allow_uninit_stack = false;
+  // When set, receives the opcode-table row of every instruction (nullptr for the second slot
+  // of an ld_imm64) once the layout check passes, whatever the verdict after it, and is left
+  // empty when the layout check fails. BpfLinkedProg::rows takes it, so that preparing the
+  // program for the interpreter does not decode it again.
+  std::vector<const bpf_opcode_desc *> *decoded = nullptr;
 };
 
 struct bpf_verifier_result {

@@ -336,9 +336,12 @@ int check_kfunc_call_ref(bpf_verifier_env &env, u32 idx) {
 int prepare_insns(bpf_verifier_env &env) {
   std::string why;
   size_t bad = 0;
-  std::vector<const bpf_opcode_desc *> rows;
+  // The caller's buffer, or this thread's (its capacity stays: no allocation per program).
+  thread_local std::vector<const bpf_opcode_desc *> t_rows;
+  std::vector<const bpf_opcode_desc *> &rows = env.opts.decoded ? *env.opts.decoded : t_rows;
   if (!bpf_check_prog_layout(env.insns.data(), env.insns.size(), &why, &bad, env.opts.max_cpu,
                              &rows)) {
+    rows.clear();
     env.res.error_insn = (int)bad;
     // bpf_check_prog_layout() says "<reason> at insn N".
     env.verbose_err("%s", why.c_str());

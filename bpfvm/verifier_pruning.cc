@@ -272,8 +272,9 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
   if (!add_new_state) return 0;
   env.prev_jmps_processed = env.jmps_processed;
   env.prev_insn_processed = env.insn_processed;
-  env.nodes.push_back(bpf_branch_node{cur.parent, 1});
-  bpf_branch_node *node = &env.nodes.back();
+  if (!env.nodes) env.nodes.emplace();
+  env.nodes->push_back(bpf_branch_node{cur.parent, 1});
+  bpf_branch_node *node = &env.nodes->back();
   bpf_verifier_state_list sl;
   sl.state = env.copy_state(cur);
   sl.state->parent = nullptr;

@@ -26,6 +26,7 @@
 #include <cstdarg>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -165,7 +166,9 @@ struct bpf_verifier_env {
   std::unique_ptr<bpf_verifier_state> cur;      // the path being explored
   std::vector<std::unique_ptr<bpf_verifier_state>> stack;  // pending branches
   std::vector<std::vector<bpf_verifier_state_list>> explored;  // checkpoints per insn
-  std::deque<bpf_branch_node> nodes;
+  // Created on the first checkpoint: most rejected programs never get one, and an empty
+  // std::deque still allocates.
+  std::optional<std::deque<bpf_branch_node>> nodes;
   // Finished states kept for reuse: copy_state() copy-assigns over one, so its frame and stack
   // vectors keep their capacity. Saves the per-branch allocations of the exploration.
   std::vector<std::unique_ptr<bpf_verifier_state>> free_states;
