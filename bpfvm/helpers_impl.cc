@@ -53,7 +53,7 @@ bool in_region(const BpfMemRegion &r, u64 addr, u64 len) {
 }
 }  // namespace
 
-bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, uintptr_t stack_lo) {
+bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, bool bpf_stacks) {
   for (const BpfMemRegion &r : ctx->chk->regions)
     if (in_region(r, addr, len)) return !write || r.writable;
   auto it = ctx->chk->dyn.upper_bound(addr);
@@ -61,9 +61,11 @@ bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, uintp
     --it;
     if (in_region(it->second, addr, len)) return !write || it->second.writable;
   }
-  if (stack_lo && ctx->stack_hi > stack_lo) {
-    const BpfMemRegion win{stack_lo, ctx->stack_hi - stack_lo, true};
-    if (in_region(win, addr, len)) return true;
+  if (bpf_stacks) {
+    for (int i = 0; i < ctx->chk->nr_stacks; i++) {
+      const u64 lo = ctx->chk->stacks[i][0], hi = ctx->chk->stacks[i][1];
+      if (in_region(BpfMemRegion{lo, hi - lo, true}, addr, len)) return true;
+    }
   }
   return false;
 }
@@ -93,9 +95,9 @@ bool check_map(bpf_run_ctx *ctx, u64 map, const char *helper) {
 }
 
 bool check_mem(bpf_run_ctx *ctx, u64 addr, u64 len, bool write, const char *helper,
-               const char *what, uintptr_t frame) {
+               const char *what) {
   if (!ctx || !ctx->chk || len == 0) return true;
-  if (bpf_run_mem_ok(ctx, addr, len, write, frame)) return true;
+  if (bpf_run_mem_ok(ctx, addr, len, write, true)) return true;
   bpf_run_fault(ctx, std::string(helper) + ": invalid " + (write ? "write" : "read") + " of " +
                          std::to_string(len) + " bytes of " + what + " at 0x" + absl_hex(addr));
   return false;
@@ -115,7 +117,7 @@ BPF_HELPER(get_current_pid_tgid) {
 // bpf_get_current_comm(buf, size): NUL-terminated, zero-padded (strscpy_pad).
 BPF_HELPER(get_current_comm) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
-  if (!check_mem(ctx, r1, r2, true, "bpf_get_current_comm", "buf", BPF_HELPER_FRAME()))
+  if (!check_mem(ctx, r1, r2, true, "bpf_get_current_comm", "buf"))
     return (u64)-EFAULT;
   char *buf = reinterpret_cast<char *>(r1);
   const u32 size = (u32)r2;
@@ -188,9 +190,8 @@ BPF_HELPER(loop) {
     bpf_run_fault(ctx, "bpf_loop: callbacks nested too deep");
     return (u64)-E2BIG;
   }
-  // The callback may reach the stacks of the runs below us (callback_ctx usually points there).
-  const uintptr_t saved_lo = ctx->window_lo;
-  ctx->window_lo = BPF_HELPER_FRAME();
+  // The callback may reach the stacks of the runs below us (callback_ctx usually points there):
+  // they stay in bpf_run_checked::stacks while it runs.
   ctx->callback_depth++;
   u64 i = 0;
   u64 ret = nr_loops;
@@ -208,7 +209,6 @@ BPF_HELPER(loop) {
     }
   }
   ctx->callback_depth--;
-  ctx->window_lo = saved_lo;
   return ret;
 }
 

@@ -67,6 +67,12 @@ struct bpf_run_checked {
   // Outstanding ring-buffer reservations and held bpf_spin_locks.
   absl::flat_hash_set<u64> records;
   std::vector<struct bpf_spin_lock *> locks;
+  // The BPF stacks [lo, hi) of the interpreter runs active in this run: the program's, then
+  // each nested callback's. Each run stores its own through BpfCheckedRunOpts::stack_out.
+  // Explicit rather than a window of the host stack: the interpreter's stack array is not on
+  // the host stack under ASan's use-after-return detection (a fake stack frame).
+  u64 stacks[MAX_CALL_FRAMES][2];
+  int nr_stacks = 0;
   // The maps the program references, and the kernel objects it was handed.
   absl::flat_hash_set<const bpf_map *> maps;
   absl::flat_hash_set<u64> trusted_ptrs;
@@ -77,10 +83,6 @@ struct bpf_run_ctx {
   // A checked run (no verifier proof): helpers validate their arguments against this state and
   // record faults. nullptr in fast runs.
   bpf_run_checked *chk = nullptr;
-  // Host stack window [window_lo, stack_hi) holding the BPF stacks of the interpreter runs
-  // below a helper (checked runs). window_lo is set while a callback runs nested.
-  uintptr_t stack_hi = 0;
-  uintptr_t window_lo = 0;
   u64 insn_budget = 100'000'000;
   u64 executed = 0;  // instructions executed by nested callback runs
   // The first fault found by a helper or a nested run ("" if none).
@@ -104,8 +106,8 @@ namespace emu {
 std::span<const bpf_func_t> bpf_helper_table();
 
 // Checked runs: may [addr, addr + len) be accessed? Regions, handed-out memory, and (when
-// stack_lo != 0) the host stack window [stack_lo, ctx->stack_hi).
-bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, uintptr_t stack_lo);
+// bpf_stacks) the BPF stacks of the run's active interpreter runs (bpf_run_checked::stacks).
+bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, bool bpf_stacks);
 // Records the first fault of the run.
 void bpf_run_fault(bpf_run_ctx *ctx, const std::string &why);
 // Records memory handed to the program.

@@ -8,10 +8,6 @@
 
 #include "bpfvm/helpers_impl.h"
 
-// The checked-run argument checks take the helper's own frame as the low end of the host stack
-// window (the interpreter that called it, and its BPF stack, sit above).
-#define BPF_HELPER_FRAME() ((uintptr_t)__builtin_frame_address(0))
-
 namespace umemcg::emu::helpers {
 
 #define BPF_HELPER(name)                                                               \
@@ -36,8 +32,9 @@ BPF_HELPER(loop);
 
 // Checked runs: is map one the program references? Records a fault naming helper if not.
 bool check_map(bpf_run_ctx *ctx, u64 map, const char *helper);
-// Checked runs: may the helper access the argument memory? Records a fault if not.
+// Checked runs: may the helper access the argument memory (the BPF stacks of the run
+// included)? Records a fault if not.
 bool check_mem(bpf_run_ctx *ctx, u64 addr, u64 len, bool write, const char *helper,
-               const char *what, uintptr_t frame);
+               const char *what);
 
 }  // namespace umemcg::emu::helpers

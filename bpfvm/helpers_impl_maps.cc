@@ -42,7 +42,7 @@ BPF_HELPER(map_lookup_elem) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   if (!check_map(ctx, r1, "bpf_map_lookup_elem")) return 0;
   bpf_map *map = as_map(r1);
-  if (!check_mem(ctx, r2, map->key_size, false, "bpf_map_lookup_elem", "key", BPF_HELPER_FRAME()))
+  if (!check_mem(ctx, r2, map->key_size, false, "bpf_map_lookup_elem", "key"))
     return 0;
   void *p = map->map_lookup_elem(reinterpret_cast<const void *>(r2));
   if (IS_ERR_OR_NULL(p)) return 0;
@@ -54,9 +54,8 @@ BPF_HELPER(map_update_elem) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   if (!check_map(ctx, r1, "bpf_map_update_elem")) return (u64)-EFAULT;
   bpf_map *map = as_map(r1);
-  const uintptr_t frame = BPF_HELPER_FRAME();
-  if (!check_mem(ctx, r2, map->key_size, false, "bpf_map_update_elem", "key", frame) ||
-      !check_mem(ctx, r3, map->value_size, false, "bpf_map_update_elem", "value", frame))
+  if (!check_mem(ctx, r2, map->key_size, false, "bpf_map_update_elem", "key") ||
+      !check_mem(ctx, r3, map->value_size, false, "bpf_map_update_elem", "value"))
     return (u64)-EFAULT;
   if (map->rdonly_prog()) return (u64)-EPERM;
   return (u64)map->map_update_elem(reinterpret_cast<const void *>(r2),
@@ -67,7 +66,7 @@ BPF_HELPER(map_delete_elem) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   if (!check_map(ctx, r1, "bpf_map_delete_elem")) return (u64)-EFAULT;
   bpf_map *map = as_map(r1);
-  if (!check_mem(ctx, r2, map->key_size, false, "bpf_map_delete_elem", "key", BPF_HELPER_FRAME()))
+  if (!check_mem(ctx, r2, map->key_size, false, "bpf_map_delete_elem", "key"))
     return (u64)-EFAULT;
   if (map->rdonly_prog()) return (u64)-EPERM;
   return (u64)map->map_delete_elem(reinterpret_cast<const void *>(r2));
@@ -80,7 +79,7 @@ BPF_HELPER(spin_lock) {
   auto *lock = reinterpret_cast<struct bpf_spin_lock *>((uintptr_t)r1);
   if (checked(ctx)) {
     // The lock must sit in a map value (no stack window), aligned, and be the only one held.
-    if ((r1 & 3) || !bpf_run_mem_ok(ctx, r1, sizeof(*lock), true, 0)) {
+    if ((r1 & 3) || !bpf_run_mem_ok(ctx, r1, sizeof(*lock), true, false)) {
       bpf_run_fault(ctx, "bpf_spin_lock: R1 is not a bpf_spin_lock in a map value");
       return 0;
     }
@@ -160,7 +159,7 @@ BPF_HELPER(ringbuf_output) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   bpf_ringbuf *rb = ringbuf_arg(ctx, r1, "bpf_ringbuf_output");
   if (!rb) return (u64)-EFAULT;
-  if (!check_mem(ctx, r2, r3, false, "bpf_ringbuf_output", "data", BPF_HELPER_FRAME()))
+  if (!check_mem(ctx, r2, r3, false, "bpf_ringbuf_output", "data"))
     return (u64)-EFAULT;
   if (r4 & ~(u64)(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP)) return (u64)-EINVAL;
   void *rec = __bpf_ringbuf_reserve(rb, r3);
@@ -183,8 +182,7 @@ BPF_HELPER(task_storage_get) {
   if (!check_map(ctx, r1, "bpf_task_storage_get") || !check_task(ctx, r2, "bpf_task_storage_get"))
     return 0;
   bpf_map *map = as_map(r1);
-  if (r3 && !check_mem(ctx, r3, map->value_size, false, "bpf_task_storage_get", "value",
-                       BPF_HELPER_FRAME()))
+  if (r3 && !check_mem(ctx, r3, map->value_size, false, "bpf_task_storage_get", "value"))
     return 0;
   void *p = bpf_task_storage_get(map, reinterpret_cast<task_struct *>((uintptr_t)r2),
                                  reinterpret_cast<const void *>((uintptr_t)r3), r4);
@@ -205,8 +203,7 @@ BPF_HELPER(cgrp_storage_get) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   if (!check_map(ctx, r1, "bpf_cgrp_storage_get")) return 0;
   bpf_map *map = as_map(r1);
-  if (r3 && !check_mem(ctx, r3, map->value_size, false, "bpf_cgrp_storage_get", "value",
-                       BPF_HELPER_FRAME()))
+  if (r3 && !check_mem(ctx, r3, map->value_size, false, "bpf_cgrp_storage_get", "value"))
     return 0;
   void *p = bpf_cgrp_storage_get(map, r2, reinterpret_cast<const void *>((uintptr_t)r3), r4);
   hand_out(ctx, p, map->value_size, true);

@@ -107,7 +107,6 @@ namespace {
 
 struct StrReader {
   bpf_run_ctx *ctx;
-  uintptr_t frame;
 };
 
 // strncpy_from_kernel_nofault(): byte by byte, each byte checked in checked runs.
@@ -115,7 +114,7 @@ bool read_str(void *opaque, u64 ptr, std::string *out) {
   auto *r = static_cast<StrReader *>(opaque);
   if (!ptr) return false;
   for (u32 n = 0; n < MAX_BPRINTF_BUF; n++) {
-    if (r->ctx && r->ctx->chk && !bpf_run_mem_ok(r->ctx, ptr + n, 1, false, r->frame))
+    if (r->ctx && r->ctx->chk && !bpf_run_mem_ok(r->ctx, ptr + n, 1, false, true))
       return false;
     const char ch = *reinterpret_cast<const char *>((uintptr_t)(ptr + n));
     if (!ch) return true;
@@ -129,10 +128,9 @@ bool read_str(void *opaque, u64 ptr, std::string *out) {
 // bpf_trace_printk(fmt, fmt_size, arg1, arg2, arg3): the formatted length, or -EINVAL.
 BPF_HELPER(trace_printk) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
-  const uintptr_t frame = BPF_HELPER_FRAME();
-  if (!check_mem(ctx, r1, r2, false, "bpf_trace_printk", "fmt", frame)) return (u64)-EFAULT;
+  if (!check_mem(ctx, r1, r2, false, "bpf_trace_printk", "fmt")) return (u64)-EFAULT;
   const u64 args[3] = {r3, r4, r5};
-  StrReader reader{ctx, frame};
+  StrReader reader{ctx};
   std::string msg;
   int ret = bpf_bprintf(reinterpret_cast<const char *>((uintptr_t)r1), (u32)r2, args, 3, &msg,
                         read_str, &reader);

@@ -245,6 +245,10 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
     // Deterministic: a program never reads the host's stack garbage.
     std::memset(stack, 0, sizeof(stack));
     budget = opts->insn_budget;
+    if (opts->stack_out) {
+      opts->stack_out[0] = (u64)(uintptr_t)stack;
+      opts->stack_out[1] = stack_top;
+    }
   }
   if constexpr (Checked)
     for (int i = 0; i < opts->nargs && i < 5; i++) init |= 1u << (i + 1);

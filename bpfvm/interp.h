@@ -95,6 +95,10 @@ struct BpfCheckedRunOpts {
   bpf_mem_ok_t mem_ok = nullptr;
   void *mem_ok_opaque = nullptr;
   u64 insn_budget = 100'000'000;  // instructions executed before the run is stopped
+  // When set, the run stores its BPF stack's bounds [stack_out[0], stack_out[1]) there before
+  // the first instruction, for helpers that check pointers into it (the array may be off the
+  // host stack: ASan's use-after-return detection moves it to a fake stack frame).
+  u64 *stack_out = nullptr;
 };
 
 struct BpfRunResult {

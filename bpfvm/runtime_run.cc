@@ -24,7 +24,7 @@ namespace {
 // host stack window of the runs below.
 bool run_mem_ok(void *opaque, u64 addr, u64 len, bool write) {
   auto *rc = static_cast<bpf_run_ctx *>(opaque);
-  return bpf_run_mem_ok(rc, addr, len, write, rc->window_lo);
+  return bpf_run_mem_ok(rc, addr, len, write, true);
 }
 
 // bpf_run_ctx::run_callback: runs a BPF_PSEUDO_FUNC callback of the running program.
@@ -43,7 +43,14 @@ u64 run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
   o.mem_ok = run_mem_ok;
   o.mem_ok_opaque = rc;
   o.insn_budget = rc->insn_budget > rc->executed ? rc->insn_budget - rc->executed : 1;
+  // bpf_loop keeps the nesting below MAX_CALL_FRAMES runs.
+  if (rc->chk->nr_stacks >= MAX_CALL_FRAMES) {
+    bpf_run_fault(rc, "callbacks nested too deep");
+    return 0;
+  }
+  o.stack_out = rc->chk->stacks[rc->chk->nr_stacks++];
   BpfRunResult r = cb->exec->run_checked(o);
+  rc->chk->nr_stacks--;
   rc->executed += r.executed;
   if (!r.ok) {
     // Trampoline index - 2 = program index.
@@ -90,12 +97,11 @@ std::string BpfLoadedProg::refusal() const {
   return "the verifier rejected program '" + name() + "': " + verdict_.error;
 }
 
-__attribute__((noinline)) u64 BpfLoadedProg::run_in_rcu(void *ctx) {
-  // Only what a fast run's helpers read: the program (bpf_loop callbacks) and the frame.
+u64 BpfLoadedProg::run_in_rcu(void *ctx) {
+  // Only what a fast run's helpers read: the program (bpf_loop callbacks).
   bpf_run_ctx rc;
   rc.prog = this;
   rc.run_callback = run_callback;
-  rc.stack_hi = (uintptr_t)__builtin_frame_address(0);
   bpf_run_ctx *old = bpf_set_run_ctx(&rc);
   const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
   const u64 r0 = exec_->run_fast(args);
@@ -103,10 +109,7 @@ __attribute__((noinline)) u64 BpfLoadedProg::run_in_rcu(void *ctx) {
   return r0;
 }
 
-// noinline: its frame address bounds the host stack window from above (the interpreter runs
-// below it).
-__attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx_size,
-                                                               bool ctx_rdonly) {
+BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx_size, bool ctx_rdonly) {
   if (!runnable()) {
     // Emulation: the kernel would not have loaded it (see runtime.h).
     BpfProgRunResult refused;
@@ -118,7 +121,6 @@ __attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx
   if (!fast()) rc.chk = &chk.emplace();
   rc.prog = this;
   rc.run_callback = run_callback;
-  rc.stack_hi = (uintptr_t)__builtin_frame_address(0);
   if (rc.chk) {
     rc.chk->regions = obj_->static_regions();
     if (ctx && ctx_size) rc.chk->regions.push_back({(u64)(uintptr_t)ctx, ctx_size, !ctx_rdonly});
@@ -146,7 +148,9 @@ __attribute__((noinline)) BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx
     o.mem_ok = run_mem_ok;
     o.mem_ok_opaque = &rc;
     o.insn_budget = rc.insn_budget;
+    o.stack_out = rc.chk->stacks[rc.chk->nr_stacks++];
     BpfRunResult r = exec_->run_checked(o);
+    rc.chk->nr_stacks--;
     res.executed = r.executed + rc.executed;
     res.r0 = r.r0;
     release_leftovers(&rc);

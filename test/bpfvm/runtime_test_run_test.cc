@@ -248,7 +248,9 @@ TEST_CASE("runtime: checked runs stop bad programs and clean up", "[bpfvm][runti
 
     auto sl = open_obj("rt_spin_lock.bpf.o");
     struct { u64 n, a, b; } la{3, 0, 0};
-    CHECK(test_run(*sl, "locked_add", &la).err == 0);
+    r = test_run(*sl, "locked_add", &la);
+    INFO(r.error);
+    CHECK(r.err == 0);
     CHECK(la.a == 3);
     CHECK(la.b == 6);
     u64 dummy = 0;
