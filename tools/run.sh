@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(meson ninja-build pkg-config g++ clang clang-19 llvm-19 libclang-rt-14-dev
+PACKAGES=(meson ninja-build pkg-config g++ clang clang-19 llvm-19 libclang-rt-14-dev libclang-rt-19-dev
           liburcu-dev libjemalloc-dev catch2 libbenchmark-dev libabsl-dev libelf-dev
           libbpf-dev python3)
 

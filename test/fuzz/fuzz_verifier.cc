@@ -133,6 +133,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.prog_type = &bpf_raw_mem_prog_type();
   o.ctx_mem_size = (u32)mem_len;
   o.insn_limit = kVerifierLimit;
+  // The verifier's decode, handed to prepare (the buffer keeps its capacity across inputs).
+  static std::vector<const bpf_opcode_desc *> rows;
+  o.decoded = &rows;
   const bpf_verifier_result v = bpf_check(insns, o);
   if (!v.ok()) return 0;
 
@@ -140,7 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // addresses, ld_imm64 src_reg BPF_PSEUDO_FUNC), helpers without a stand-in (bpf_loop), and
   // writes to r10 and legacy packet loads in dead code (the kernel accepts those and its
   // sanitize_dead_code() removes them).
-  auto prog = BpfExecProg::prepare({insns, helpers(), {}});
+  auto prog = BpfExecProg::prepare({insns, helpers(), {}, rows}, {.safe_mode = false});
   if (!prog.ok()) {
     const std::string m(prog.status().message());
     if (m.find("invalid func") != std::string::npos ||
