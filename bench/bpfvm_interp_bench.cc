@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bench/bpfvm_interp_bench.cc: interpreter speed, ns per executed eBPF instruction (target S5),
 // on loop programs: ALU, ctx loads, stack spills, helper calls, local calls; fast, safe (the
-// conformance plugin's mode for programs the verifier cannot finish) and checked.
+// conformance plugin's mode for programs the verifier cannot finish), checked, and the S5
+// reference (ref: a switch-loop interpreter with checks, bench/ref_switch_interp.h).
 //
 // Each program loops kIters times (millions of instructions per run); the executed-instruction
 // count comes from one checked run, and the "ns_per_insn" counter is run time / instructions.
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/ref_switch_interp.h"
 #include "bpfvm/asm.h"
 #include "bpfvm/interp.h"
 
@@ -109,6 +111,7 @@ struct Prepared {
   BpfExecProg prog;
   u64 executed;
   u64 r0;
+  std::span<const bpf_insn> insns;
 };
 
 Prepared prepare(const char *src) {
@@ -135,10 +138,20 @@ Prepared prepare(const char *src) {
     std::fprintf(stderr, "bench program faults: %s at %zu\n", r.reason.c_str(), r.insn);
     std::abort();
   }
-  return {std::move(*prog), r.executed, r.r0};
+  // The reference interpreter must run the same program to the same result.
+  const bench::RefRunResult ref = bench::ref_switch_run(keep.back(), &ctx, sizeof(ctx), kHelpers,
+                                                        1ull << 40);
+  if (!ref.ok || ref.r0 != r.r0 || ref.executed != r.executed) {
+    std::fprintf(stderr, "reference interpreter disagrees: %s r0 %llx/%llx executed %llu/%llu\n",
+                 ref.error.c_str(), (unsigned long long)ref.r0, (unsigned long long)r.r0,
+                 (unsigned long long)ref.executed, (unsigned long long)r.executed);
+    std::abort();
+  }
+  return {std::move(*prog), r.executed, r.r0, keep.back()};
 }
 
-enum class Mode { fast, safe, checked };
+// reference: bench/ref_switch_interp.h, the switch loop with checks S5 is measured against.
+enum class Mode { fast, safe, checked, reference };
 
 void run_bench(benchmark::State &state, const char *src, Mode mode) {
   Prepared p = prepare(src);
@@ -149,9 +162,11 @@ void run_bench(benchmark::State &state, const char *src, Mode mode) {
   opts.regions = {&region, 1};
   opts.insn_budget = 1ull << 40;
   for (auto _ : state) {
-    u64 r0 = mode == Mode::checked ? p.prog.run_checked(opts).r0
-             : mode == Mode::safe  ? p.prog.run_safe(opts).r0
-                                   : p.prog.run_fast(&ctx);
+    u64 r0 = mode == Mode::checked   ? p.prog.run_checked(opts).r0
+             : mode == Mode::safe    ? p.prog.run_safe(opts).r0
+             : mode == Mode::reference
+                 ? bench::ref_switch_run(p.insns, &ctx, sizeof(ctx), kHelpers, 1ull << 40).r0
+                 : p.prog.run_fast(&ctx);
     benchmark::DoNotOptimize(r0);
   }
   state.counters["insns"] = (double)p.executed;
@@ -167,7 +182,9 @@ void run_bench(benchmark::State &state, const char *src, Mode mode) {
   void BM_interp_##name##_safe(benchmark::State &s) { run_bench(s, src, Mode::safe); }   \
   BENCHMARK(BM_interp_##name##_safe)->Unit(benchmark::kMillisecond);                     \
   void BM_interp_##name##_checked(benchmark::State &s) { run_bench(s, src, Mode::checked); } \
-  BENCHMARK(BM_interp_##name##_checked)->Unit(benchmark::kMillisecond);
+  BENCHMARK(BM_interp_##name##_checked)->Unit(benchmark::kMillisecond);                  \
+  void BM_interp_##name##_ref(benchmark::State &s) { run_bench(s, src, Mode::reference); } \
+  BENCHMARK(BM_interp_##name##_ref)->Unit(benchmark::kMillisecond);
 
 INTERP_BENCH(alu, kAlu)
 INTERP_BENCH(ctx_loads, kCtxLoads)

@@ -77,6 +77,29 @@ def main(path):
         ms = ns(worst[1]) / 1e6
         print(f"S10 verifier: slowest program {worst[0][len('BM_verify/'):]} {ms:.3f} ms "
               f"of {len(verify)} (target <= 5 ms each: {'holds' if ms <= 5.0 else 'MISSED'})")
+    # S5: the interpreter against the switch-loop reference on the same program, same run
+    # (<= 0.5x); the absolute figure beside it (the issue's 1.5 ns derives from the reference
+    # figures of ../shared/spec/targets.md).
+    def per_insn_ns(b):
+        v = b.get("ns_per_insn")
+        if v is None:
+            return None
+        return v * 1e9 if v < 1e-3 else v  # an inverted rate counter: seconds per instruction
+    for prog in ("alu", "ctx_loads", "stack", "helper_calls", "local_calls"):
+        ref = rows.get(f"BM_interp_{prog}_ref")
+        if not ref or per_insn_ns(ref) is None:
+            continue
+        r = per_insn_ns(ref)
+        parts = []
+        worst = 0.0
+        for mode in ("fast", "safe"):
+            b = rows.get(f"BM_interp_{prog}_{mode}")
+            if b and per_insn_ns(b) is not None:
+                x = per_insn_ns(b) / r
+                worst = max(worst, x)
+                parts.append(f"{mode} {per_insn_ns(b):.2f} ns = {x:.2f}x")
+        print(f"S5 interpreter {prog}: reference {r:.2f} ns/insn; " + ", ".join(parts) +
+              f" (target <= 0.5x: {'holds' if worst <= 0.5 else 'MISSED'})")
     # S6: three trivial policies attached must not slow the stock hit (<= 3 %).
     hit0 = rows.get("BM_bpf_policy_stock_hit/0")
     hit3 = rows.get("BM_bpf_policy_stock_hit/3")
@@ -88,9 +111,7 @@ def main(path):
     disp = rows.get("BM_bpf_memcg_high_policy/3")
     alu = rows.get("BM_interp_alu_fast")
     if disp and alu and "ns_per_insn" in alu:
-        per_insn = alu["ns_per_insn"]
-        if per_insn < 1e-3:  # an inverted rate counter: seconds per instruction
-            per_insn *= 1e9
+        per_insn = per_insn_ns(alu)
         own = 3 * disp.get("prog_insns", 0) * per_insn
         extra = ns(disp) - own
         print(f"S7 dispatch of 3 policies: {ns(disp):.1f} ns, programs' own instructions "
