@@ -21,21 +21,6 @@ namespace umemcg::emu {
 
 namespace {
 
-// The offset of a struct bpf_spin_lock member at the top level of the value type, -1 if none
-// (the kernel's btf_find_field() for BPF_SPIN_LOCK).
-s32 find_spin_lock_off(const struct btf *btf, u32 type_id) {
-  if (!btf || !type_id) return -1;
-  const struct btf_type *t = nullptr;
-  if (!btf_skip_mods(btf, type_id, &t).ok() || !t || !btf_is_struct(t)) return -1;
-  const struct btf_member *m = btf_members(t);
-  for (u16 i = 0; i < btf_vlen(t); i++) {
-    const struct btf_type *mt = nullptr;
-    if (!btf_skip_mods(btf, m[i].type, &mt).ok() || !mt || !btf_is_struct(mt)) continue;
-    if (btf_str(btf, mt->name_off) == "bpf_spin_lock") return (s32)(btf_member_bit_offset(t, i) / 8);
-  }
-  return -1;
-}
-
 bool is_global_data(MapOrigin o) {
   return o == MapOrigin::kData || o == MapOrigin::kRodata || o == MapOrigin::kBss;
 }
@@ -107,7 +92,7 @@ absl::Status BpfLoadedObject::create_maps() {
       a.key_size = 4;
       a.max_entries = 1;
     } else if (spec.origin == MapOrigin::kBtfMaps) {
-      a.spin_lock_off = find_spin_lock_off(obj_.btf.get(), spec.btf_value_type_id);
+      a.spin_lock_off = btf_find_spin_lock_off(obj_.btf.get(), spec.btf_value_type_id);
     }
     if (emulator_lacks(a.map_type) || spec.origin == MapOrigin::kStructOps ||
         spec.origin == MapOrigin::kStructOpsLink) {

@@ -5,6 +5,8 @@
 // Emulation: see verifier_obj.h.
 #include "bpfvm/verifier_obj.h"
 
+#include "bpfvm/btf_util.h"
+
 namespace umemcg::emu {
 
 BpfVerifierInputs bpf_verifier_inputs(const BpfObject &obj) {
@@ -19,6 +21,8 @@ BpfVerifierInputs bpf_verifier_inputs(const BpfObject &obj) {
     vm.map_flags = m.map_flags;
     vm.rdonly_prog = m.frozen || (m.map_flags & BPF_F_RDONLY_PROG);
     if (m.frozen && m.initial_data.size() >= m.value_size) vm.frozen_value = m.initial_data.data();
+    // The same lookup as the map's creation (runtime.cc): the verifier and the map agree.
+    vm.spin_lock_off = btf_find_spin_lock_off(obj.btf.get(), m.btf_value_type_id);
     in.maps.push_back(vm);
   }
   for (const Extern &e : obj.externs) in.kfuncs.push_back(e.kind == ExternKind::kKfunc ? e.kfunc : nullptr);

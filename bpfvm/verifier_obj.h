@@ -7,8 +7,8 @@
 //
 // Mirrors: kernel/bpf/syscall.c (bpf_prog_load -> bpf_check with the program's maps and
 //          kfunc descriptors) (Linux 6.19)
-// Emulation: map facts come from the MapSpec (the kernel reads them from the created maps);
-//   a bpf_spin_lock inside a BTF map value is not located (spin_lock_off = -1).
+// Emulation: map facts come from the MapSpec and the object's BTF (the kernel reads them from
+//   the created maps).
 #pragma once
 
 #include <vector>

@@ -225,6 +225,30 @@ TEST_CASE("runtime: BPF_PROG_TEST_RUN attribute checks", "[bpfvm][runtime]") {
   });
 }
 
+TEST_CASE("runtime: the verifier finds the bpf_spin_lock in a BTF map value",
+          "[bpfvm][runtime]") {
+  // Without run_unverified: only what the verifier accepts runs, in the fast mode.
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  mach.exec([] {
+    auto lo = BpfLoadedObject::open(prog_path("rt_spin_lock.bpf.o"), nullptr, {});
+    INFO(lo.status().message());
+    REQUIRE(lo.ok());
+    BpfLoadedProg *add = (*lo)->find_program("locked_add");
+    BpfLoadedProg *leak = (*lo)->find_program("lock_leak");
+    REQUIRE(add);
+    REQUIRE(leak);
+    INFO(add->verdict().error);
+    CHECK(add->fast());  // lock and unlock at the value's lock offset: accepted
+    CHECK_FALSE(leak->fast());
+    CHECK(leak->verdict().error == "bpf_spin_unlock is missing");
+    CHECK_FALSE(leak->runnable());
+    struct { u64 n, a, b; } la{4, 0, 0};
+    CHECK(test_run(**lo, "locked_add", &la).err == 0);
+    CHECK(la.a == 4);
+    CHECK(la.b == 8);
+  });
+}
+
 TEST_CASE("runtime: checked runs stop bad programs and clean up", "[bpfvm][runtime]") {
   emu::Machine mach(config(emu::Mode::simulated, 1));
   mach.exec([] {
