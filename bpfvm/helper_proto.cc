@@ -62,6 +62,8 @@ const bpf_func_proto kProtos[] = {
      {nullptr, "task_struct"}},
     {"bpf_loop", BPF_FUNC_loop, false, false, kAny, RET_INTEGER,
      {ARG_ANYTHING, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING}, {}},
+    {"bpf_get_current_task_btf", BPF_FUNC_get_current_task_btf, true, false, kAny,
+     RET_PTR_TO_BTF_ID_TRUSTED, {}, {}, "task_struct"},
 };
 
 #define UMEMCG_FUNC_NAME(x) #x

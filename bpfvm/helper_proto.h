@@ -65,6 +65,7 @@ enum bpf_return_type : u32 {
   RET_PTR_TO_MAP_VALUE_OR_NULL = PTR_MAYBE_NULL | RET_PTR_TO_MAP_VALUE,
   RET_PTR_TO_MEM_OR_NULL = PTR_MAYBE_NULL | RET_PTR_TO_MEM,
   RET_PTR_TO_RINGBUF_MEM_OR_NULL = PTR_MAYBE_NULL | MEM_RINGBUF | RET_PTR_TO_MEM,
+  RET_PTR_TO_BTF_ID_TRUSTED = PTR_TRUSTED | RET_PTR_TO_BTF_ID,  // ret_btf_name
 };
 
 struct bpf_func_proto {
@@ -78,6 +79,7 @@ struct bpf_func_proto {
   bpf_return_type ret_type;
   std::array<u32, 5> arg_type;      // bpf_arg_type values (with flags)
   std::array<const char *, 5> arg_btf_name;  // ARG_PTR_TO_BTF_ID: the struct's name
+  const char *ret_btf_name = nullptr;        // RET_PTR_TO_BTF_ID*: the struct's name
 };
 
 // The prototype of helper `func_id`, or nullptr when the project has none.

@@ -119,7 +119,7 @@ absl::Status BpfKernelEnv::register_iter_target(const bpf_attach_func &f) {
   // (check_return_code's default range for iterators); iter.s/ makes it sleepable.
   if (absl::Status st =
           add_func_type("iter/" + f.name, BPF_PROG_TYPE_TRACING, f.args, f.arg_names, nullptr,
-                        PTR_TRUSTED, f.helpers.empty() ? bpf_base_helpers() : f.helpers,
+                        PTR_TRUSTED, f.helpers.empty() ? bpf_tracing_helpers() : f.helpers,
                         f.sleepable_ok ? bpf_sleepable::optional : bpf_sleepable::never, {},
                         true, 0, 1);
       !st.ok())
@@ -133,7 +133,7 @@ absl::Status BpfKernelEnv::register_tracing_target(const bpf_attach_func &f) {
   absl::MutexLock l(&mu_);
   // fentry/fexit arguments are plain PTR_TO_BTF_ID (not trusted: prog_args_trusted is false for
   // them); both must return 0.
-  const std::vector<u32> helpers = f.helpers.empty() ? bpf_base_helpers() : f.helpers;
+  const std::vector<u32> helpers = f.helpers.empty() ? bpf_tracing_helpers() : f.helpers;
   // check_attach_btf_id(): "<func> is not sleepable" for a target outside the kernel's lists.
   const bpf_sleepable sl = f.sleepable_ok ? bpf_sleepable::optional : bpf_sleepable::never;
   const std::string msg = f.name + " is not sleepable";

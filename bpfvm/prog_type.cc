@@ -136,6 +136,12 @@ std::vector<u32> bpf_base_helpers() {
           BPF_FUNC_probe_read_kernel};
 }
 
+std::vector<u32> bpf_tracing_helpers() {
+  std::vector<u32> h = bpf_base_helpers();
+  h.push_back(BPF_FUNC_get_current_task_btf);
+  return h;
+}
+
 const bpf_prog_type_desc &bpf_raw_mem_prog_type() {
   static const bpf_prog_type_desc d = [] {
     bpf_prog_type_desc t;
@@ -156,7 +162,7 @@ const bpf_prog_type_desc &bpf_syscall_prog_type() {
     t.type = BPF_PROG_TYPE_SYSCALL;
     t.ctx_kind = bpf_ctx_kind::bytes;
     t.ctx_size = 65535;  // U16_MAX: the largest ctx_size_in BPF_PROG_RUN accepts
-    t.helpers = bpf_base_helpers();
+    t.helpers = bpf_tracing_helpers();
     t.kfunc_prog_type = BPF_PROG_TYPE_SYSCALL;
     t.sleepable = bpf_sleepable::always;
     return t;

@@ -143,5 +143,8 @@ const bpf_prog_type_desc &bpf_syscall_prog_type();
 // The helpers every program type may call in this emulator (bpf_base_func_proto's subset that
 // has prototypes here), without the sleepable-only ones.
 std::vector<u32> bpf_base_helpers();
+// The tracing programs' set (kernel: bpf_tracing_func_proto, which SYSCALL programs reach
+// through tracing_prog_func_proto): the base helpers plus bpf_get_current_task_btf.
+std::vector<u32> bpf_tracing_helpers();
 
 }  // namespace umemcg::emu

@@ -153,6 +153,24 @@ TEST_CASE("verifier: the syscall type reports the highest context byte read", "[
   CHECK(r.max_ctx_offset == 104);
 }
 
+TEST_CASE("verifier: bpf_get_current_task_btf gives tracing and syscall programs a trusted task",
+          "[bpfvm][verifier][accept]") {
+  VerifierEnv env;
+  // The task goes to bpf_task_storage_get; the result is NULL-checked and written.
+  const Prog p = {BPF_EMIT_CALL(BPF_FUNC_get_current_task_btf),
+                  BPF_MOV64_REG(BPF_REG_2, BPF_REG_0), BPF_LD_MAP_FD(BPF_REG_1, kTaskStorage),
+                  BPF_MOV64_IMM(BPF_REG_3, 0), BPF_MOV64_IMM(BPF_REG_4, BPF_LOCAL_STORAGE_GET_F_CREATE),
+                  BPF_EMIT_CALL(BPF_FUNC_task_storage_get), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1),
+                  BPF_ST_MEM(BPF_DW, BPF_REG_0, 0, 1), RET0};
+  bpf_verifier_result r = env.syscall(p);
+  CAPTURE(r.error);
+  CHECK(r.ok());
+  // Not a base helper: the emulator's raw_mem type (like the kernel's non-tracing types) has none.
+  r = env.raw(p);
+  CHECK_FALSE(r.ok());
+  CHECK_THAT(r.error, Catch::Contains("cannot use helper bpf_get_current_task_btf#158"));
+}
+
 TEST_CASE("verifier: a 1000-iteration loop with a branch in its body", "[bpfvm][verifier][accept][pruning]") {
   VerifierEnv env;
   const Prog p = {
