@@ -25,8 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "shim/atomic.h"
+#include "kernel/cftype.h"
 #include "kernel/cgroup_bpf.h"
+#include "shim/atomic.h"
 #include "shim/mutex.h"
 #include "shim/rcupdate.h"
 #include "shim/types.h"
@@ -111,6 +112,10 @@ struct cgroup_subsys {
   void (*css_free)(cgroup_subsys_state *css);
   // A cgroup gets its first child (emulator hook for seed 003's leaf-only stock; nullable).
   void (*css_became_parent)(cgroup_subsys_state *css);
+  // The controller's control files on v2 and on v1 (kernel/cftype.h), each ending in an empty
+  // row; nullptr: none.
+  const cftype *dfl_cftypes = nullptr;
+  const cftype *legacy_cftypes = nullptr;
 };
 
 extern struct mutex cgroup_mutex;

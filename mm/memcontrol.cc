@@ -189,6 +189,8 @@ cgroup_subsys memory_cgrp_subsys = {
     mem_cgroup_css_released,
     mem_cgroup_css_free,
     nullptr,
+    nullptr,
+    nullptr,
 };
 
 // --- boot --------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ struct plain_css {
 };
 cgroup_subsys_state *p_alloc(cgroup_subsys_state *) { return &(new plain_css)->css; }
 void p_free(cgroup_subsys_state *css) { delete container_of(css, plain_css, css); }
-cgroup_subsys plain_ss = {"plain", p_alloc, nullptr, nullptr, nullptr, p_free, nullptr};
+cgroup_subsys plain_ss = {"plain", p_alloc, nullptr, nullptr, nullptr, p_free, nullptr, nullptr, nullptr};
 
 constexpr auto T = CGROUP_MEMCG_OPS;
 

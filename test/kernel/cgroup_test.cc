@@ -41,7 +41,7 @@ void t_free(cgroup_subsys_state *css) {
 }
 void t_parent(cgroup_subsys_state *css) { g_log.push_back("parent " + who(css)); }
 
-cgroup_subsys test_ss = {"test", t_alloc, t_online, t_offline, t_released, t_free, t_parent};
+cgroup_subsys test_ss = {"test", t_alloc, t_online, t_offline, t_released, t_free, t_parent, nullptr, nullptr};
 
 // Boots a machine with a mounted hierarchy and runs body(root) in a task, then tears down.
 template <typename F>
