@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(meson ninja-build pkg-config g++ clang clang-19 llvm-19 libclang-rt-14-dev libclang-rt-19-dev
           liburcu-dev libjemalloc-dev catch2 libbenchmark-dev libabsl-dev libelf-dev
-          libbpf-dev python3)
+          libbpf-dev python3 valgrind)
 
 setup_packages() {
   [ "${UMEMCG_SKIP_APT:-0}" = 1 ] && return 0
@@ -68,6 +68,8 @@ bench_summary() {
   "$BUILD_DIR/bench/umemcg-bench" --benchmark_min_time=0.2 \
     --benchmark_out="$json" --benchmark_out_format=json
   python3 tools/bench_ratios.py "$json"
+  # S1 and S2 in instructions (callgrind): exact and repeatable where times are not.
+  python3 tools/insn_check.py --insn "$BUILD_DIR/bench/umemcg-insn"
   # The conformance plugin process on the same interpreter loops (S5: the same speed).
   python3 tools/plugin_speed.py --plugin "$BUILD_DIR/tools/umemcg-bpf-plugin"
 }

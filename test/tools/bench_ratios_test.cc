@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/tools/bench_ratios_test.cc: tools/bench_ratios.py, the benchmark summary, run on a
+// recorded umemcg-bench JSON (test/tools/data/bench-sample.json: a short run of the charge,
+// floor, interpreter, dispatch and verifier rows, recorded on a loaded 2-core machine, so its
+// figures say nothing about speed; the test checks the printer's arithmetic and wording).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#ifndef UMEMCG_SOURCE_DIR
+#error "UMEMCG_SOURCE_DIR must name the source tree"
+#endif
+
+namespace {
+
+std::string summary() {
+  std::string cmd = std::string("python3 ") + UMEMCG_SOURCE_DIR + "/tools/bench_ratios.py " +
+                    UMEMCG_SOURCE_DIR + "/test/tools/data/bench-sample.json 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  int st = pclose(f);
+  REQUIRE(WIFEXITED(st));
+  REQUIRE(WEXITSTATUS(st) == 0);
+  return out;
+}
+
+std::string line_starting(const std::string &out, const std::string &prefix) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(prefix, 0) == 0) return line;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("bench summary: S3 is the one-thread real time over the two-thread real time") {
+  std::string out = summary();
+  // Recorded: threads:1 real_time 4.196 ns, threads:2 12.562 ns (per item over both threads),
+  // so two threads gave 0.33x the one-thread throughput; the former formula (2 * t1 / t2)
+  // printed twice that.
+  CHECK(line_starting(out, "S3 two threads on two vCPUs, one memcg, stock hits (memcg stock)") ==
+        "S3 two threads on two vCPUs, one memcg, stock hits (memcg stock): 0.33x the one-thread "
+        "throughput (target >= 1.8x: MISSED)");
+  // threads:1 12.553 ns, threads:2 19.319 ns.
+  CHECK(line_starting(out, "S3 two threads on two vCPUs, one memcg, stock hits (page_counter") ==
+        "S3 two threads on two vCPUs, one memcg, stock hits (page_counter stock): 0.65x the "
+        "one-thread throughput (target >= 1.8x: MISSED)");
+}
+
+TEST_CASE("bench summary: one line per target, with its meaning and verdict") {
+  std::string out = summary();
+  for (const char *id : {"S1 ", "S2 ", "S3 ", "S5 ", "S6 ", "S7 ", "S10 "}) {
+    std::string l = line_starting(out, id);
+    INFO(id);
+    REQUIRE(!l.empty());
+    bool judged = l.find("holds") != std::string::npos || l.find("MISSED") != std::string::npos ||
+                  l.find("judged by callgrind") != std::string::npos;
+    CHECK(judged);
+  }
+  // S2 at depth 1: miss 113.82 ns (manual time) over BM_floor_atomic_chain/2 11.78 ns.
+  CHECK(line_starting(out, "S2 ").find("worst 9.66x at depth 1 (target <= 2x: MISSED)") !=
+        std::string::npos);
+}
+
+TEST_CASE("bench summary: 'x atomic' only where an atomic add is the unit") {
+  std::string out = summary();
+  std::string interp = line_starting(out, "BM_interp_alu_fast ");
+  std::string hit = line_starting(out, "BM_try_charge_memcg_stock_hit/3 ");
+  REQUIRE(!interp.empty());
+  REQUIRE(!hit.empty());
+  // The interpreter row ends with its time and blanks; the charge row with a ratio.
+  CHECK(interp.find_last_not_of(' ') < interp.size() - 9);
+  CHECK(hit.substr(hit.size() - 4) == "0.44");
+}
