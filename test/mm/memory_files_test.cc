@@ -432,7 +432,7 @@ TEST_CASE("memory.peak: per-open-file resets, several files, and the kernel's qu
     CHECK(b.read() == bytes(20));
 
     REQUIRE(env.charge(c, 64) == 0);  // 84
-    CHECK(a.write("") == 0);          // any write resets, even an empty one
+    CHECK(a.write("") == 0);          // the handler resets on any write it is given
     env.uncharge(c, 64);              // 20
     // A's reset raised B to the usage then (84), not to the old local peak.
     CHECK(b.read() == bytes(84));
