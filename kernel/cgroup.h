@@ -116,6 +116,9 @@ struct cgroup_subsys {
   // row; nullptr: none.
   const cftype *dfl_cftypes = nullptr;
   const cftype *legacy_cftypes = nullptr;
+  // The controller is disabled in the parent's subtree_control while the css stays pinned:
+  // forget every configured limit (nullable).
+  void (*css_reset)(cgroup_subsys_state *css) = nullptr;
 };
 
 extern struct mutex cgroup_mutex;

@@ -5,6 +5,10 @@
 // Emulation: see cmdline.h.
 #include "mm/cmdline.h"
 
+#include <climits>
+
+#include "shim/errno.h"
+
 namespace umemcg {
 namespace {
 
@@ -37,7 +41,79 @@ unsigned int digit_value(char c) {
   return 16;
 }
 
+// _parse_integer(): digits of @base from @s into *@res. Returns the digits consumed, with
+// KSTRTOX_OVERFLOW set if the value does not fit 64 bits.
+constexpr unsigned int KSTRTOX_OVERFLOW = 1u << 31;
+unsigned int parse_integer(const char *s, unsigned int base, unsigned long long *res) {
+  unsigned long long r = 0;
+  unsigned int rv = 0;
+
+  for (;; s++, rv++) {
+    unsigned int val = digit_value(*s);
+    if (val >= base) break;
+    // Only values with one of the top 4 bits set can overflow on the next step.
+    if (r & (~0ull << 60)) {
+      if (r > (ULLONG_MAX - val) / base) rv |= KSTRTOX_OVERFLOW;
+    }
+    r = r * base + val;
+  }
+  *res = r;
+  return rv;
+}
+
+int kstrtoull_unsigned(const char *s, unsigned int base, unsigned long long *res) {
+  unsigned long long r;
+  s = fixup_radix(s, &base);
+  unsigned int rv = parse_integer(s, base, &r);
+  if (rv & KSTRTOX_OVERFLOW) return -ERANGE;
+  if (rv == 0) return -EINVAL;
+  s += rv;
+  if (*s == '\n') s++;
+  if (*s) return -EINVAL;
+  *res = r;
+  return 0;
+}
+
 }  // namespace
+
+int kstrtoull(const char *s, unsigned int base, unsigned long long *res) {
+  if (s[0] == '+') s++;
+  return kstrtoull_unsigned(s, base, res);
+}
+
+int kstrtoll(const char *s, unsigned int base, long long *res) {
+  unsigned long long tmp;
+  int rv;
+
+  if (s[0] == '-') {
+    rv = kstrtoull_unsigned(s + 1, base, &tmp);
+    if (rv < 0) return rv;
+    // -tmp must be <= 0 as a long long: tmp <= 2^63.
+    if (tmp > static_cast<unsigned long long>(LLONG_MAX) + 1) return -ERANGE;
+    *res = static_cast<long long>(0ull - tmp);
+  } else {
+    rv = kstrtoull(s, base, &tmp);
+    if (rv < 0) return rv;
+    if (tmp > static_cast<unsigned long long>(LLONG_MAX)) return -ERANGE;
+    *res = static_cast<long long>(tmp);
+  }
+  return 0;
+}
+
+int kstrtoint(const char *s, unsigned int base, int *res) {
+  long long tmp;
+  int rv = kstrtoll(s, base, &tmp);
+  if (rv < 0) return rv;
+  if (tmp < INT_MIN || tmp > INT_MAX) return -ERANGE;
+  *res = static_cast<int>(tmp);
+  return 0;
+}
+
+long simple_strtol(const char *cp, char **endp, unsigned int base) {
+  // Unsigned negation: wraps as the kernel's does, without signed overflow.
+  if (*cp == '-') return static_cast<long>(0ull - simple_strtoull(cp + 1, endp, base));
+  return static_cast<long>(simple_strtoull(cp, endp, base));
+}
 
 unsigned long long simple_strtoull(const char *cp, char **endp, unsigned int base) {
   const char *s = fixup_radix(cp, &base);

@@ -3,6 +3,7 @@
 // events, margins, the reclaim/OOM entry points and socket charging.
 //
 // Mirrors: mm/memcontrol.c (Linux 6.19): mem_cgroup_css_alloc/online/offline/released/free,
+//   memory_cgrp_subsys (its control files: mm/memcontrol_files.{h,cc}, memcontrol_v1_files.cc),
 //   mem_cgroup_id_*, get_mem_cgroup_from_mm, get_mem_cgroup_from_current, __memcg_memory_event,
 //   mem_cgroup_margin, mem_cgroup_usage (v1), mem_cgroup_oom, mem_cgroup_out_of_memory,
 //   mem_cgroup_sk_charge/uncharge
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <new>
 
+#include "mm/memcontrol_files.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/mm_types.h"
 #include "shim/bug.h"
@@ -98,7 +100,8 @@ cgroup_subsys_state *mem_cgroup_css_alloc(cgroup_subsys_state *parent_css) {
   page_counter_set_high(&memcg->swap, PAGE_COUNTER_MAX);
   page_counter_set_high(&memcg->memsw, PAGE_COUNTER_MAX);
   if (parent) {
-    memcg->swappiness = parent->swappiness;
+    memcg->swappiness = mem_cgroup_swappiness(parent);
+    memcg->oom_kill_disable = READ_ONCE(parent->oom_kill_disable);
     page_counter_init(&memcg->memory, &parent->memory, dfl);
     page_counter_init(&memcg->swap, &parent->swap, false);
     page_counter_init(&memcg->memsw, &parent->memsw, false);
@@ -189,8 +192,9 @@ cgroup_subsys memory_cgrp_subsys = {
     mem_cgroup_css_released,
     mem_cgroup_css_free,
     nullptr,
-    nullptr,
-    nullptr,
+    memory_files,
+    mem_cgroup_legacy_files,
+    mem_cgroup_css_reset,
 };
 
 // --- boot --------------------------------------------------------------------------------------

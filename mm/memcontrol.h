@@ -27,6 +27,8 @@
 #include "shim/atomic.h"
 #include "shim/gfp.h"
 #include "shim/sched.h"
+#include "shim/spinlock.h"
+#include "shim/thread_annotations.h"
 #include "shim/types.h"
 #include "shim/workqueue.h"
 
@@ -68,6 +70,17 @@ enum memcg_stat_item_emu {
 
 struct obj_cgroup;
 
+// The per-open-file state of memory.peak and memory.swap.peak (the kernel's cgroup_of_peak):
+// OFP_PEAK_UNSET until the file's first write, then the usage at its last reset, raised by
+// other files' resets. Linked on its memcg's peak list from the first write to release.
+// Emulation: a two-pointer intrusive list instead of list_head.
+inline constexpr unsigned long OFP_PEAK_UNSET = ~0UL;
+struct cgroup_of_peak {
+  unsigned long value = OFP_PEAK_UNSET;
+  cgroup_of_peak *prev = nullptr;
+  cgroup_of_peak *next = nullptr;
+};
+
 struct mem_cgroup {
   cgroup_subsys_state css;
 
@@ -104,10 +117,18 @@ struct mem_cgroup {
   // bookkeeping for the invariant checker only.
   atomic_long_t emu_orphaned[3];
 
-  // Room for the control files that come next.
+  // Control-file state (mm/memcontrol_files.cc, mm/memcontrol_v1_files.cc).
   int swappiness = 60;
   bool oom_group = false;
   unsigned long zswap_max = PAGE_COUNTER_MAX;
+  // memory.peak / memory.swap.peak: the open files that have written a reset, each on the list
+  // of its counter (memory_peaks, swap_peaks), under peaks_lock.
+  spinlock_t peaks_lock{0, "peaks_lock"};
+  cgroup_of_peak *memory_peaks GUARDED_BY(peaks_lock) = nullptr;
+  cgroup_of_peak *swap_peaks GUARDED_BY(peaks_lock) = nullptr;
+  // v1: memory.soft_limit_in_bytes (pages) and memory.oom_control's oom_kill_disable.
+  unsigned long soft_limit = PAGE_COUNTER_MAX;
+  bool oom_kill_disable = false;
 };
 
 // How page and LRU reclaim and the OOM killer are reached (see the banner).
