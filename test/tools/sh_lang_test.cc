@@ -44,6 +44,7 @@ TEST_CASE("sh: parameter operators", "[tools][sh]") {
   CHECK(sh_out("printf '[%s]' ${u:-'a b'} ${u:-a b} \"${u:-a  b}\"\n") == "[a b][a][b][a  b]");
   CHECK(sh_out("x=1; echo ${u:-$x$(echo 2)$((1 + 2))}\n") == "123\n");
   CHECK(sh_out("set -- a; echo ${1:-no} ${2:-none}\n") == "a none\n");
+  CHECK(sh_out("echo \"${u:-\"a  b\"}\" \"${u:-}\"x\n") == "a  b x\n");
   FakeOs os;
   ShResult r = run_script(os, "echo ${u:?is required}\necho $?\necho ${u?}\necho ${1=x}\n");
   CHECK(r.out == "1\n");
@@ -77,6 +78,8 @@ TEST_CASE("sh: arithmetic", "[tools][sh]") {
   CHECK(sh_out("echo $((9223372036854775807 + 1))\n") == "-9223372036854775808\n");
   CHECK(sh_out("echo $((1 + 2 * 3 - 4 / 2 << 1))\n") == "10\n");
   CHECK(sh_out("echo $((0 && 1 / 0)) $((1 || 1 / 0))\n") == "0 1\n");  // the side not taken
+  // Expansions run left to right, each seeing the effects of the ones before it.
+  CHECK(sh_out("echo $((i = 1)) $((i += 1)) $i ${j:=$i}$((j * 10))\n") == "1 2 2 220\n");
   FakeOs os;
   ShResult r = run_script(os, "echo $((1 / 0))\necho $?\necho $((2 +))\necho after\n");
   CHECK(r.out == "1\nafter\n");

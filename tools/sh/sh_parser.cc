@@ -558,7 +558,7 @@ class Parser {
         for (char t : text) line_ += t == '\n';
         add_lit(w, text, true);
         pos_ = end + 1;
-      } else if (c == '"' && !quoted) {
+      } else if (c == '"') {
         double_quoted(w);
       } else if (c == '$') {
         dollar(w, quoted);
