@@ -378,6 +378,9 @@ TEST_CASE("sh options: defaults, values and errors", "[tools][sh]") {
   }
   REQUIRE(parse_sh_options({"-"}, &o, &err));
   CHECK(o.script == "-");
+  REQUIRE(parse_sh_options({"--help"}, &o, &err));
+  CHECK(o.help);
+  CHECK(std::string(sh_usage()).find("--stock memcg|pcstock") != std::string::npos);
 }
 
 TEST_CASE("sh: sizes and seconds", "[tools][sh]") {

@@ -36,6 +36,23 @@ TEST_CASE("sh: parameters and field splitting", "[tools][sh]") {
   CHECK(sh_out("set -- a b; echo $# $1 $2 \"$*\"\n") == "2 a b a b\n");
 }
 
+TEST_CASE("sh: parameter operators", "[tools][sh]") {
+  CHECK(sh_out("x=abc; e=; echo ${#x} ${#e} ${#u}\n") == "3 0 0\n");
+  CHECK(sh_out("e=; echo ${u:-d1} ${e:-d2} ${e-d3}. ${u-d4}\n") == "d1 d2 . d4\n");
+  CHECK(sh_out("x=v; e=; echo ${x:+alt} [${e:+alt}] ${e+set} [${u+set}]\n") == "alt [] set []\n");
+  CHECK(sh_out("echo ${u:=new} $u; e=; echo ${e=kept}. ${e:=now} $e\n") == "new new\n. now now\n");
+  CHECK(sh_out("printf '[%s]' ${u:-'a b'} ${u:-a b} \"${u:-a  b}\"\n") == "[a b][a][b][a  b]");
+  CHECK(sh_out("x=1; echo ${u:-$x$(echo 2)$((1 + 2))}\n") == "123\n");
+  CHECK(sh_out("set -- a; echo ${1:-no} ${2:-none}\n") == "a none\n");
+  CHECK(sh_out("echo \"${u:-\"a  b\"}\" \"${u:-}\"x\n") == "a  b x\n");
+  FakeOs os;
+  ShResult r = run_script(os, "echo ${u:?is required}\necho $?\necho ${u?}\necho ${1=x}\n");
+  CHECK(r.out == "1\n");
+  CHECK(r.err == "umemcg sh: 1: u: is required\n"
+                 "umemcg sh: 3: u: parameter not set\n"
+                 "umemcg sh: 4: 1: cannot assign in this way\n");
+}
+
 TEST_CASE("sh: command substitution", "[tools][sh]") {
   CHECK(sh_out("x=$(echo a; echo; echo); echo \"[$x]\"\n") == "[a]\n");  // trailing newlines go
   CHECK(sh_out("x=$(printf 'a\\n\\nb\\n'); echo \"[$x]\"\n") == "[a\n\nb]\n");
@@ -61,6 +78,8 @@ TEST_CASE("sh: arithmetic", "[tools][sh]") {
   CHECK(sh_out("echo $((9223372036854775807 + 1))\n") == "-9223372036854775808\n");
   CHECK(sh_out("echo $((1 + 2 * 3 - 4 / 2 << 1))\n") == "10\n");
   CHECK(sh_out("echo $((0 && 1 / 0)) $((1 || 1 / 0))\n") == "0 1\n");  // the side not taken
+  // Expansions run left to right, each seeing the effects of the ones before it.
+  CHECK(sh_out("echo $((i = 1)) $((i += 1)) $i ${j:=$i}$((j * 10))\n") == "1 2 2 220\n");
   FakeOs os;
   ShResult r = run_script(os, "echo $((1 / 0))\necho $?\necho $((2 +))\necho after\n");
   CHECK(r.out == "1\nafter\n");
@@ -153,7 +172,8 @@ TEST_CASE("sh: syntax errors: line number, status 2, nothing run", "[tools][sh]"
       {"mkdir a\necho a | cat\n", "umemcg sh: 2: Syntax error: \"|\" unexpected (pipelines are not supported)\n"},
       {"mkdir a\n; echo\n", "umemcg sh: 2: Syntax error: \";\" unexpected\n"},
       {"mkdir a\nwhile true; do\ndone\n", "umemcg sh: 3: Syntax error: \"done\" unexpected\n"},
-      {"mkdir a\necho ${x:-y}\n", "umemcg sh: 2: Syntax error: Bad substitution\n"},
+      {"mkdir a\necho ${x%y}\n", "umemcg sh: 2: Syntax error: Bad substitution\n"},
+      {"mkdir a\necho ${x:-y\n", "umemcg sh: 3: Syntax error: end of file unexpected (expecting \"}\")\n"},
       {"mkdir a\necho $((1 + 2)\n", "umemcg sh: 2: Syntax error: \")\" unexpected (expecting \"))\")\n"},
       {"mkdir a\necho $((1 + 2", "umemcg sh: 2: Syntax error: end of file unexpected (expecting \"))\")\n"},
       {"mkdir a\nsleep 1 &\n", "umemcg sh: 2: Syntax error: \"&\" unexpected (background lists are not supported: use spawn)\n"},

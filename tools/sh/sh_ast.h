@@ -23,6 +23,9 @@ struct WordPart {
   std::string text;                  // kLit: the text; kParam: the name ("?", "!", "HOME", "1")
   std::shared_ptr<const Node> sub;   // kCmdSub: the command list
   std::vector<WordPart> arith;       // kArith: the expression, itself a word
+  // kParam: "" for $NAME; "#" for ${#NAME}; or one of ":-" "-" ":=" "=" ":+" "+" ":?" "?"
+  // with its word in arith.
+  std::string op;
 };
 
 struct Word {

@@ -156,24 +156,24 @@ int cmd_printf(Shell &sh, const Cmd &c) {
       char conv = fmt[j];
       i = j + 1;
       std::string piece;
-      char buf[kMaxField * 2 + 64];
+      // snprintf of one number: its length first, then the text.
+      auto format = [&piece](const std::string &f, auto v) {
+        int n = std::snprintf(nullptr, 0, f.c_str(), v);
+        piece.assign(static_cast<size_t>(n > 0 ? n : 0) + 1, '\0');
+        std::snprintf(piece.data(), piece.size(), f.c_str(), v);
+        piece.pop_back();
+      };
       switch (conv) {
         case 'd':
-        case 'i': {
-          long long v = st.number(false);
-          std::snprintf(buf, sizeof(buf), (spec + "lld").c_str(), v);
-          piece = buf;
+        case 'i':
+          format(spec + "lld", st.number(false));
           break;
-        }
         case 'o':
         case 'u':
         case 'x':
-        case 'X': {
-          unsigned long long v = static_cast<unsigned long long>(st.number(true));
-          std::snprintf(buf, sizeof(buf), (spec + "ll" + conv).c_str(), v);
-          piece = buf;
+        case 'X':
+          format(spec + "ll" + conv, static_cast<unsigned long long>(st.number(true)));
           break;
-        }
         case 'c':
         case 's':
         case 'b': {

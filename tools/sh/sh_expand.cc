@@ -3,8 +3,10 @@
 // arithmetic, left to right; then field splitting of the unquoted results on IFS; then pathname
 // expansion (* ? [...]) against the machine's directories; then quote removal.
 //
-// Emulation: ${NAME} takes no operators (${NAME:-word} and the like are a syntax error), and
-//   "$@" is one field like "$*".
+// Parameters take the operators ${#NAME} ${NAME:-word} ${NAME-word} ${NAME:=word} ${NAME=word}
+// ${NAME:+word} ${NAME+word} ${NAME:?word} ${NAME?word}.
+// Emulation: no pattern removal (${NAME%word} and the like are a syntax error), and "$@" is
+//   one field like "$*".
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -36,6 +38,55 @@ std::string Shell::param(const std::string &name) const {
   return var(name);
 }
 
+bool Shell::param_set(const std::string &name) const {
+  if (name == "!") return last_pid_ != 0;
+  if (name.size() == 1 && std::strchr("?$#-@*", name[0])) return true;
+  if (std::isdigit(static_cast<unsigned char>(name[0])))
+    return name.size() <= 4 && std::stoul(name) < positional_.size();
+  return vars_.count(name) != 0;
+}
+
+// ${#NAME} and ${NAME<op>word} (XCU 2.6.2). The word's pieces are appended to *pieces (they
+// keep their quoting) when it is used; otherwise *piece is the value. ${NAME:?word} fails the
+// command.
+bool Shell::param_op(const WordPart &p, int line, std::vector<Piece> *pieces, Piece *piece) {
+  std::string value = param(p.text);
+  if (p.op == "#") {
+    piece->text = std::to_string(value.size());
+    return true;
+  }
+  const bool colon = p.op[0] == ':';
+  const char kind = p.op.back();
+  const bool unset_or_null = !param_set(p.text) || (colon && value.empty());
+  bool use_word = kind == '+' ? !unset_or_null : unset_or_null;
+  if (!use_word) {
+    piece->text = kind == '+' ? "" : value;
+    return true;
+  }
+  std::vector<Piece> word;
+  if (!expand_pieces(p.arith, line, &word)) return false;
+  if (kind == '-' || kind == '+') {
+    for (Piece &q : word) q.expanded = true;  // the result of an expansion: split when unquoted
+    pieces->insert(pieces->end(), word.begin(), word.end());
+    piece->text.clear();
+    return true;
+  }
+  std::string text;
+  for (const Piece &q : word) text += q.text;
+  if (kind == '?') {
+    error_line(line, p.text + ": " + (text.empty() ? "parameter not set" : text));
+    return false;
+  }
+  // '=': assign, then expand to the new value.
+  if (!std::isalpha(static_cast<unsigned char>(p.text[0])) && p.text[0] != '_') {
+    error_line(line, p.text + ": cannot assign in this way");
+    return false;
+  }
+  vars_[p.text] = text;
+  piece->text = text;
+  return true;
+}
+
 bool Shell::expand_pieces(const std::vector<WordPart> &parts, int line, std::vector<Piece> *pieces) {
   size_t total = 0;
   for (const WordPart &p : parts) {
@@ -45,7 +96,11 @@ bool Shell::expand_pieces(const std::vector<WordPart> &parts, int line, std::vec
         piece.text = p.text;
         break;
       case WordPart::Kind::kParam:
-        piece.text = param(p.text);
+        if (p.op.empty()) {
+          piece.text = param(p.text);
+        } else if (!param_op(p, line, pieces, &piece)) {
+          return false;
+        }
         break;
       case WordPart::Kind::kCmdSub: {
         std::ostringstream cap;

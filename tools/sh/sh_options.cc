@@ -154,6 +154,10 @@ bool parse_sh_options(const std::vector<std::string> &argv, ShOptions *opts, std
       i++;
       break;
     }
+    if (a == "--help" || a == "-h") {
+      opts->help = true;
+      continue;
+    }
     if (a == "-e") {
       opts->errexit = true;
       continue;

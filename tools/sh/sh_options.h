@@ -20,6 +20,7 @@ struct ShOptions {
   bool memory_recursiveprot = false; // --mount-opts memory_recursiveprot
   enum class Stock { kMemcg, kPcstock } stock = Stock::kMemcg;
   bool errexit = false;              // -e
+  bool help = false;                 // --help or -h: print sh_usage() and exit 0
   std::string script;                // empty or "-": standard input
   std::vector<std::string> args;     // words after SCRIPT: $1, $2, ...
 };

@@ -488,6 +488,10 @@ class Parser {
     } else if (c1 == '{') {
       pos_ += 2;
       p.kind = WordPart::Kind::kParam;
+      if (cur() == '#' && at(1) != '}') {  // ${#NAME}: the length
+        p.op = "#";
+        pos_++;
+      }
       size_t start = pos_;
       if (is_name_start(cur())) {
         while (is_name_char(cur())) pos_++;
@@ -497,6 +501,18 @@ class Parser {
         pos_++;
       }
       p.text = s_.substr(start, pos_ - start);
+      if (p.op.empty() && !p.text.empty() && cur() != '}') {
+        size_t n = cur() == ':' ? 2 : 1;
+        std::string op = s_.substr(pos_, n);
+        if (op == ":-" || op == "-" || op == ":=" || op == "=" || op == ":+" || op == "+" ||
+            op == ":?" || op == "?") {
+          p.op = op;
+          pos_ += n;
+          Word alt;
+          brace_word(&alt, quoted);
+          p.arith = std::move(alt.parts);
+        }
+      }
       if (cur() != '}' || p.text.empty()) {
         size_t end = s_.find('}', pos_);
         if (end == std::string::npos) fail_eof("}");
@@ -519,6 +535,41 @@ class Parser {
       return;
     }
     w->parts.push_back(std::move(p));
+  }
+
+  // The word of ${NAME:-word} and the like, up to the '}' that closes it: quoting and
+  // expansions as in a word, blanks kept; inside "..." everything is quoted.
+  void brace_word(Word *w, bool quoted) {
+    DepthGuard g(this);
+    add_lit(w, "", quoted);
+    for (;;) {
+      if (eof()) fail_eof("}");
+      char c = cur();
+      if (c == '}') return;
+      if (c == '\\' && at(1) == '\n') {
+        continuation();
+      } else if (c == '\\' && pos_ + 1 < s_.size()) {
+        add_lit(w, std::string(1, at(1)), true);
+        pos_ += 2;
+      } else if (c == '\'' && !quoted) {
+        size_t end = s_.find('\'', pos_ + 1);
+        if (end == std::string::npos) fail_eof("}");
+        std::string text = s_.substr(pos_ + 1, end - pos_ - 1);
+        for (char t : text) line_ += t == '\n';
+        add_lit(w, text, true);
+        pos_ = end + 1;
+      } else if (c == '"') {
+        double_quoted(w);
+      } else if (c == '$') {
+        dollar(w, quoted);
+      } else if (c == '`') {
+        backquote(w, quoted);
+      } else {
+        if (c == '\n') line_++;
+        add_lit(w, std::string(1, c), quoted);
+        pos_++;
+      }
+    }
   }
 
   // The inside of $(( )): expansions are parsed, everything else is the expression's text,

@@ -4,7 +4,8 @@
 // The grammar is the POSIX shell's (XCU 2.10) for the subset of ../shared/spec/cgroup-shell.md:
 // simple commands with assignments and redirections (< > >> <> <& >& with a descriptor number
 // before them), ; and newline, && and ||, !, if/elif/else, while, until, for, { } and ( ),
-// quoting with \ '...' "...", parameters $NAME ${NAME} $? $! $# $0..$9, $(...) and `...`
+// quoting with \ '...' "...", parameters $NAME ${NAME} $? $! $# $0..$9 with ${#NAME} and the
+// ${NAME:-word} family (- = + ? with or without ':'), $(...) and `...`
 // substitution, $((...)) arithmetic, # comments. Not in the subset, and a syntax error saying
 // so: pipelines (|), background lists (&), here-documents (<<), case, function definitions.
 // Syntax errors read as dash's: `Syntax error: "fi" unexpected`.

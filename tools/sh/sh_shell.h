@@ -146,6 +146,8 @@ class Shell {
   bool expand_pieces(const std::vector<WordPart> &parts, int line, std::vector<Piece> *pieces);
   void glob(const std::vector<Piece> &field, std::vector<std::string> *out);
   std::string param(const std::string &name) const;
+  bool param_set(const std::string &name) const;
+  bool param_op(const WordPart &p, int line, std::vector<Piece> *pieces, Piece *piece);
 
   // Redirections (sh_redir.cc): applied to fds_; false after the error line.
   bool apply_redirs(const std::vector<Redir> &redirs, int line, const char *cmd);
