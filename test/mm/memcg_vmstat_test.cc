@@ -16,6 +16,7 @@
 #include "kernel/cftype.h"
 #include "kernel/cgroup_rstat.h"
 #include "mm/bpf_memcontrol.h"
+#include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_stat.h"
 #include "shim/jiffies.h"
 #include "shim/sched.h"
@@ -442,6 +443,64 @@ TEST_CASE("periodic flush every 2 s of machine time; ratelimited flush only when
     CHECK(memcg_page_state(a, NR_FILE_PAGES) == 15);
   });
   env.finish();
+}
+
+TEST_CASE("ratelimited flush: flushes once the periodic flush is a full cycle late",
+          "[mm][memcg][vmstat]") {
+  WarnCheck wc;
+  MemcgEnv env(v2_params());
+  mem_cgroup *a = env.mkdir(nullptr, "a");
+  env.run([&] {
+    const u64 boot = emu::memcg_flush_last_time();
+    memcg_internal::memcg_stats_shutdown();  // stop the periodic flush: it falls behind
+    for (int i = 0; i < 400; i++) count_memcg_events(a, PGREFILL, 1);  // over the threshold
+    sleep_until(boot + 2 * FLUSH_TIME);
+    mem_cgroup_flush_stats_ratelimited(a);  // exactly 4 s: not late yet
+    CHECK(memcg_events(a, PGREFILL) == 0);
+    CHECK(emu::memcg_flush_last_time() == boot);
+    sleep_until(boot + 2 * FLUSH_TIME + 1);
+    mem_cgroup_flush_stats_ratelimited(a);
+    CHECK(memcg_events(a, PGREFILL) == 400);
+    // Late, but below the threshold: still gated.
+    count_memcg_events(a, PGREFILL, 1);
+    mem_cgroup_flush_stats_ratelimited(a);
+    CHECK(memcg_events(a, PGREFILL) == 400);
+    // The root's own count is still over the threshold (only a's subtree was flushed).
+    mem_cgroup_flush_stats_ratelimited(nullptr);
+    CHECK(memcg_events(root_mem_cgroup, PGREFILL) == 401);
+  });
+  env.finish();
+}
+
+TEST_CASE("pgpgin/pgpgout: one event per charged and per uncharged folio (v1 text, kfuncs)",
+          "[mm][memcg][vmstat]") {
+  for (bool v1 : {false, true}) {
+    WarnCheck wc;
+    MemcgEnv env(v1 ? v1_params() : v2_params());
+    mem_cgroup *a = env.mkdir(nullptr, "a");
+    env.run([&] {
+      folio f[3];
+      f[2].order = 2;
+      for (auto &x : f) REQUIRE(charge_memcg(&x, a, GFP_KERNEL) == 0);
+      __mem_cgroup_uncharge(&f[0]);
+      __mem_cgroup_uncharge(&f[2]);
+      emu::mem_cgroup_flush_stats_force(nullptr);
+      CHECK(bpf_mem_cgroup_vm_events(a, PGPGIN) == 3);
+      CHECK(bpf_mem_cgroup_vm_events(a, PGPGOUT) == 2);
+      auto kv = parse(text(a));
+      if (v1) {
+        CHECK(kv["pgpgin"] == 3);
+        CHECK(kv["pgpgout"] == 2);
+        CHECK(kv["total_pgpgin"] == 3);
+      } else {
+        CHECK(kv.count("pgpgin") == 0);
+        CHECK(kv.count("pgpgout") == 0);
+      }
+      __mem_cgroup_uncharge(&f[1]);
+      drain_all_stock(root_mem_cgroup);
+    });
+    env.finish();
+  }
 }
 
 namespace {
