@@ -6,6 +6,7 @@
 #include "test/support/memcg_env.h"
 
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -15,11 +16,13 @@
 
 #include "kernel/cftype.h"
 #include "kernel/cgroup_rstat.h"
+#include "mm/bpf_cgroup_iter.h"
 #include "mm/bpf_memcontrol.h"
 #include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_stat.h"
 #include "shim/jiffies.h"
 #include "shim/sched.h"
+#include "test/mm/bpf_test_util.h"
 
 using namespace umemcg;
 using namespace umemcg::test;
@@ -635,6 +638,70 @@ TEST_CASE("stat kfuncs return exactly what memory.stat prints, for every key",
     CHECK(bpf_mem_cgroup_vm_events(a, PGFREE) == (unsigned long)-1);
     CHECK(bpf_mem_cgroup_vm_events(a, NR_VM_EVENT_ITEMS) == (unsigned long)-1);
     CHECK(bpf_mem_cgroup_vm_events(a, -5) == (unsigned long)-1);
+  });
+  env.check();
+  release_sock(env, a);
+  env.finish();
+}
+
+TEST_CASE("a BPF cgroup iterator reads through the kfuncs exactly what memory.stat prints",
+          "[mm][memcg][vmstat][bpf]") {
+  WarnCheck wc;
+  MemcgEnv env(v2_params());
+  mem_cgroup *p = env.mkdir(nullptr, "p");
+  mem_cgroup *a = env.mkdir(p, "a");
+  fill_known_state(a, true, env);
+  env.run([&] {
+    mod_memcg_lruvec_state(p, NR_FILE_PAGES, 3);
+    count_memcg_events(p, PGSTEAL_DIRECT, 9);
+    // Over the threshold: the program's own (gated) flush runs.
+    for (int i = 0; i < 300; i++) count_memcg_events(p, PGFAULT, 1);
+  });
+  auto lo = open_bpf_object("memcg_stat.bpf.o");
+  constexpr u32 NR_IDS = 48, NR_EVENTS = 41;  // as in test/progs/memcg_stat.bpf.c
+  static_assert(MEMCG_NR_STAT < NR_IDS && NR_VM_EVENT_ITEMS < NR_EVENTS);
+  env.run([&] {
+    auto r = bpf_cgroup_iter_run(*lo->find_program("read_stats"), root_mem_cgroup->css.cgroup,
+                                 CGROUP_ITER_DESCENDANTS_PRE);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    CHECK(r->visited == 3);
+    mem_cgroup *order[3] = {root_mem_cgroup, p, a};  // pre-order
+    for (u32 slot = 0; slot < 3; slot++) {
+      mem_cgroup *m = order[slot];
+      auto state = [&](int id) {
+        u64 v;
+        std::memcpy(&v, bpf_map_value(*lo, "states", slot * NR_IDS + id).data(), 8);
+        return v;
+      };
+      auto event = [&](int id) {
+        u64 v;
+        std::memcpy(&v, bpf_map_value(*lo, "events", slot * NR_EVENTS + id).data(), 8);
+        return v;
+      };
+      for (int id = 0; id < static_cast<int>(NR_IDS); id++)
+        CHECK(state(id) == bpf_mem_cgroup_page_state(m, id));
+      for (int id = 0; id < static_cast<int>(NR_EVENTS); id++)
+        CHECK(event(id) == bpf_mem_cgroup_vm_events(m, id));
+      // The text (its gated flush finds nothing new) against what the program read.
+      std::istringstream in(text(m));
+      std::string key;
+      unsigned long long v;
+      size_t lines = 0;
+      while (in >> key >> v) {
+        lines++;
+        INFO("slot " << slot << " key " << key);
+        auto it = v2_keys().find(key);
+        REQUIRE(it != v2_keys().end());
+        unsigned long long want = 0;
+        for (int idx : it->second.page_state) want += state(idx);
+        for (int e : it->second.events) want += event(e);
+        CHECK(v == want);
+      }
+      CHECK(lines == v2_keys().size());
+    }
+    CHECK(bpf_mem_cgroup_vm_events(p, PGFAULT) == 400);  // flushed by the program
+    CHECK(bpf_mem_cgroup_page_state(p, MEMCG_NR_STAT) == (unsigned long)-1);
   });
   env.check();
   release_sock(env, a);
