@@ -27,6 +27,7 @@
 // Emulation: the per-open-file peak state is allocated by cftype::open and freed by
 //   cftype::release (the kernel's cgroup core allocates it in its per-open context).
 #include "mm/memcontrol_files.h"
+#include "mm/memcontrol_stat.h"
 
 #include <algorithm>
 #include <atomic>
@@ -530,6 +531,8 @@ const cftype memory_files[] = {
      .flags = CFTYPE_NOT_ON_ROOT,
      .file_offset = offsetof(mem_cgroup, events_local_file),
      .seq_show = memory_events_local_show},
+    {.name = "stat", .seq_show = memory_stat_show},
+    {.name = "numa_stat", .seq_show = memory_numa_stat_show},
     {.name = "oom.group",
      .flags = CFTYPE_NOT_ON_ROOT | CFTYPE_NS_DELEGATABLE,
      .seq_show = memory_oom_group_show,

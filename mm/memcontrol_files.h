@@ -15,8 +15,9 @@
 //   subsys_initcall; here they are the tail rows of memory_files[] and mem_cgroup_legacy_files[]
 //   (swap support and v1 swap accounting are always built in).
 // Emulation: CONFIG_ZSWAP is off: there are no memory.zswap.* files.
-// Emulation: memory.stat and memory.numa_stat (both hierarchies) live with the statistics, not
-//   in these tables.
+// The show handlers of memory.stat and memory.numa_stat (both hierarchies) live with the
+// statistics (mm/memcontrol_stat.h); their rows are in these tables. The v1 table has no
+// memory.numa_stat (its v1 format is not provided).
 #pragma once
 
 #include "kernel/cftype.h"

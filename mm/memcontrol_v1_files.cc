@@ -11,7 +11,7 @@
 //   mem_cgroup_read_u64, mem_cgroup_dummy_seq_show, memcg_update_tcp_max, mem_cgroup_write,
 //   mem_cgroup_reset, mem_cgroup_swappiness_{read,write}, mem_cgroup_oom_control_{read,write},
 //   mem_cgroup_slab_show, mem_cgroup_legacy_files[], memsw_files[]
-// Emulation: see memcontrol_files.h (memsw rows in the same table, no memory.stat here).
+// Emulation: see memcontrol_files.h (memsw rows in the same table; no memory.numa_stat).
 // Emulation: memory.soft_limit_in_bytes stores and reads back its value; soft-limit reclaim
 //   (global reclaim picking the largest soft-limit excess) is not modelled.
 // Emulation: the v1 OOM wait (oom_kill_disable honoured at OOM time, under_oom, OOM
@@ -25,6 +25,7 @@
 #include <atomic>
 
 #include "mm/memcontrol_files.h"
+#include "mm/memcontrol_stat.h"
 #include "mm/memcontrol_internal.h"
 #include "shim/errno.h"
 #include "shim/mutex.h"
@@ -285,6 +286,7 @@ const cftype mem_cgroup_legacy_files[] = {
      .private_ = MEMFILE_PRIVATE(_MEM, RES_FAILCNT),
      .read_u64 = mem_cgroup_read_u64,
      .write = mem_cgroup_reset},
+    {.name = "stat", .seq_show = memcg1_stat_show},
     {.name = "force_empty", .write = mem_cgroup_force_empty_write},
     {.name = "use_hierarchy",
      .read_u64 = mem_cgroup_hierarchy_read,
