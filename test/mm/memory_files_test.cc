@@ -40,6 +40,8 @@ TEST_CASE("memory files: the v2 table has the kernel's rows, flags and handler k
       {"max", CFTYPE_NOT_ON_ROOT, true, true, false},
       {"events", CFTYPE_NOT_ON_ROOT, true, false, false},
       {"events.local", CFTYPE_NOT_ON_ROOT, true, false, false},
+      {"stat", 0, true, false, false},
+      {"numa_stat", 0, true, false, false},
       {"oom.group", CFTYPE_NOT_ON_ROOT | CFTYPE_NS_DELEGATABLE, true, true, false},
       {"reclaim", CFTYPE_NS_DELEGATABLE, false, true, false},
       {"swap.current", CFTYPE_NOT_ON_ROOT, true, false, false},

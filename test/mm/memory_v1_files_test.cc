@@ -28,6 +28,7 @@ TEST_CASE("memory v1 files: the table", "[mm][memcg][files][v1]") {
                          "limit_in_bytes",
                          "soft_limit_in_bytes",
                          "failcnt",
+                         "stat",
                          "force_empty",
                          "use_hierarchy",
                          "swappiness",
@@ -57,7 +58,7 @@ TEST_CASE("memory v1 files: the table", "[mm][memcg][files][v1]") {
     INFO(name);
     CHECK(find_cftype(mem_cgroup_legacy_files, name));
   }
-  CHECK_FALSE(find_cftype(mem_cgroup_legacy_files, "stat"));
+  CHECK_FALSE(find_cftype(mem_cgroup_legacy_files, "numa_stat"));
 }
 
 TEST_CASE("memory.limit_in_bytes: parsing, the root, and the memory <= memsw rule",
