@@ -4,10 +4,14 @@
 // compound commands, status and -e, syntax errors, streaming, determinism.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <functional>
 #include <streambuf>
 
 #include "test/tools/sh_test_util.h"
+#include "tools/sh/sh_main.h"
 
 using namespace umemcg::sh;
 using namespace umemcg::sh::test;
@@ -235,6 +239,58 @@ TEST_CASE("sh: standard input runs line by line as it arrives", "[tools][sh]") {
   CHECK(existed == want);
   CHECK(os.exists("/sys/fs/cgroup/c"));
   CHECK(err.str().empty());
+}
+
+TEST_CASE("sh: each streamed command's output is out before the next line is read", "[tools][sh]") {
+  FakeOs os;
+  std::ostringstream out, err;
+  std::vector<std::string> seen;
+  LineFeeder feed({"echo one", "cat nope", "printf 'two\\n'"}, [&](size_t) {
+    seen.push_back(out.str() + "|" + err.str());
+  });
+  std::istream in(&feed);
+  Shell sh(os, out, err, ShOptions{});
+  CHECK(sh.run_stream(in) == 0);
+  std::vector<std::string> want = {"|", "one\n|",
+                                   "one\n|umemcg sh: 2: cat: nope: No such file or directory\n"};
+  CHECK(seen == want);
+  CHECK(out.str() == "one\ntwo\n");
+}
+
+TEST_CASE("sh: sh_main runs a SCRIPT file whole, or standard input", "[tools][sh]") {
+  char path[] = "/tmp/umemcg-sh-test-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string script = "echo $0 $1\nmkdir a\nfi\n";
+  REQUIRE(write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size()));
+  close(fd);
+  ShOptions opts;
+  opts.script = path;
+  opts.args = {"arg1"};
+  FakeOs os;
+  std::istringstream none;
+  std::ostringstream out, err;
+  CHECK(sh_main(opts, os, none, out, err) == 2);  // a syntax error: nothing ran
+  CHECK(out.str().empty());
+  CHECK(err.str() == "umemcg sh: 3: Syntax error: \"fi\" unexpected\n");
+  CHECK(os.log.empty());
+  const std::string good = "echo $0 $1\nexit 7\n";
+  FILE *f = std::fopen(path, "w");
+  REQUIRE(f);
+  std::fputs(good.c_str(), f);
+  std::fclose(f);
+  std::ostringstream out2, err2;
+  CHECK(sh_main(opts, os, none, out2, err2) == 7);
+  CHECK(out2.str() == std::string(path) + " arg1\n");
+  unlink(path);
+  std::ostringstream out3, err3;
+  CHECK(sh_main(opts, os, none, out3, err3) == 127);
+  CHECK(err3.str() == "umemcg sh: cannot open " + std::string(path) + ": No such file or directory\n");
+  opts.script = "-";
+  std::istringstream in("echo from stdin\n");
+  std::ostringstream out4, err4;
+  CHECK(sh_main(opts, os, in, out4, err4) == 0);
+  CHECK(out4.str() == "from stdin\n");
 }
 
 TEST_CASE("sh: streamed syntax error stops after what already ran", "[tools][sh]") {
