@@ -140,6 +140,25 @@ TEST_CASE("sh: lists, if, while, until, for, break", "[tools][sh]") {
   CHECK(sh_out("{ echo a; echo b; }; (echo c; exit 4); echo $?\n") == "a\nb\nc\n4\n");
 }
 
+TEST_CASE("sh: case", "[tools][sh]") {
+  const std::string c = "case $x in\n  a|b) echo ab ;;\n  (c*) echo c-star;;\n  '*') echo star ;;\n"
+                        "  \"$y\") echo y ;;\n  *) echo other\nesac\n";
+  CHECK(sh_out("x=a; " + c) == "ab\n");
+  CHECK(sh_out("x=b; " + c) == "ab\n");
+  CHECK(sh_out("x=cat; " + c) == "c-star\n");
+  CHECK(sh_out("x='*'; " + c) == "star\n");
+  CHECK(sh_out("x='[z]'; y='[z]'; " + c) == "y\n");  // a quoted expansion matches itself
+  CHECK(sh_out("x=zz; " + c) == "other\n");
+  CHECK(sh_out("case x in y) echo no;; esac; echo $?\n") == "0\n");
+  CHECK(sh_out("case x in x) ;; esac; case x in (x) false; esac; echo $?\n") == "1\n");
+  FakeOs os;
+  ShResult r = run_script(os, "mkdir a\ncase x in\nx) echo\n");
+  CHECK(r.err == "umemcg sh: 4: Syntax error: end of file unexpected (expecting \"esac\")\n");
+  CHECK(os.log.empty());
+  r = run_script(os, "echo a;;\n");
+  CHECK(r.err == "umemcg sh: 1: Syntax error: \";;\" unexpected\n");
+}
+
 TEST_CASE("sh: status, exit and -e", "[tools][sh]") {
   FakeOs os;
   CHECK(run_script(os, "true\nfalse\n").status == 1);
