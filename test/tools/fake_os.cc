@@ -157,13 +157,14 @@ int FakeOs::watch(const std::string &path) {
 
 int FakeOs::next_event(uint64_t timeout_ns, ShEvent *ev) {
   log.push_back("next_event " + std::to_string(timeout_ns));
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event &a, const Event &b) { return a.at_ns < b.at_ns; });
-  if (!events.empty() && events.front().at_ns <= now_ns + timeout_ns) {
-    now_ns = std::max(now_ns, events.front().at_ns);
-    ev->wd = events.front().wd;
-    ev->mask = events.front().mask;
-    events.erase(events.begin());
+  // The earliest event; among equal times the first queued (min_element keeps the first).
+  auto first = std::min_element(events.begin(), events.end(),
+                                 [](const Event &a, const Event &b) { return a.at_ns < b.at_ns; });
+  if (first != events.end() && first->at_ns <= now_ns + timeout_ns) {
+    now_ns = std::max(now_ns, first->at_ns);
+    ev->wd = first->wd;
+    ev->mask = first->mask;
+    events.erase(first);
     return 1;
   }
   now_ns += timeout_ns;

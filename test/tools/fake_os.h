@@ -69,7 +69,7 @@ class FakeOs : public ShellOs {
   std::vector<Proc> procs;
 
   uint64_t now_ns = 0;
-  std::vector<Event> events;  // queued, earliest first
+  std::vector<Event> events;  // queued; delivered earliest first, in queue order at equal times
   std::vector<std::string> watches;  // watch descriptor i + 1 watches watches[i]
 
   std::map<std::string, BpfObject> bpf_catalog;  // by file path: what loading it gives

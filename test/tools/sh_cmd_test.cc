@@ -129,6 +129,22 @@ TEST_CASE("sh cmd: exec errors and descriptor copies", "[tools][sh]") {
   CHECK(os.open_fds() == 0);  // closed when the last descriptor naming it went
 }
 
+TEST_CASE("sh cmd: descriptors 1 and 2 are redirected like any other", "[tools][sh]") {
+  FakeOs os;
+  os.add_file("/sys/fs/cgroup/log");
+  ShResult r = run_script(os,
+                          "x=$(cat nope 2>&1); echo \"[$x]\"\n"
+                          "cat nope 2>/dev/null; echo $?\n"
+                          "{ echo a; cat nope; } >log 2>&1\n"
+                          "echo b 1>&2\n"
+                          "exec 2>/dev/null; cat nope; echo quiet\n");
+  CHECK(r.out == "[umemcg sh: 1: cat: nope: No such file or directory]\n1\nquiet\n");
+  CHECK(r.err == "b\n");
+  CHECK(os.file("/sys/fs/cgroup/log").writes ==
+        std::vector<std::string>{"a\n", "umemcg sh: 3: cat: nope: No such file or directory\n"});
+  CHECK(os.open_fds() == 0);
+}
+
 TEST_CASE("sh cmd: cd, pwd, ls", "[tools][sh]") {
   FakeOs os;
   ShResult r = run_script(os,

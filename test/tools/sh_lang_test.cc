@@ -4,10 +4,14 @@
 // compound commands, status and -e, syntax errors, streaming, determinism.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <functional>
 #include <streambuf>
 
 #include "test/tools/sh_test_util.h"
+#include "tools/sh/sh_main.h"
 
 using namespace umemcg::sh;
 using namespace umemcg::sh::test;
@@ -136,6 +140,25 @@ TEST_CASE("sh: lists, if, while, until, for, break", "[tools][sh]") {
   CHECK(sh_out("{ echo a; echo b; }; (echo c; exit 4); echo $?\n") == "a\nb\nc\n4\n");
 }
 
+TEST_CASE("sh: case", "[tools][sh]") {
+  const std::string c = "case $x in\n  a|b) echo ab ;;\n  (c*) echo c-star;;\n  '*') echo star ;;\n"
+                        "  \"$y\") echo y ;;\n  *) echo other\nesac\n";
+  CHECK(sh_out("x=a; " + c) == "ab\n");
+  CHECK(sh_out("x=b; " + c) == "ab\n");
+  CHECK(sh_out("x=cat; " + c) == "c-star\n");
+  CHECK(sh_out("x='*'; " + c) == "star\n");
+  CHECK(sh_out("x='[z]'; y='[z]'; " + c) == "y\n");  // a quoted expansion matches itself
+  CHECK(sh_out("x=zz; " + c) == "other\n");
+  CHECK(sh_out("case x in y) echo no;; esac; echo $?\n") == "0\n");
+  CHECK(sh_out("case x in x) ;; esac; case x in (x) false; esac; echo $?\n") == "1\n");
+  FakeOs os;
+  ShResult r = run_script(os, "mkdir a\ncase x in\nx) echo\n");
+  CHECK(r.err == "umemcg sh: 4: Syntax error: end of file unexpected (expecting \"esac\")\n");
+  CHECK(os.log.empty());
+  r = run_script(os, "echo a;;\n");
+  CHECK(r.err == "umemcg sh: 1: Syntax error: \";;\" unexpected\n");
+}
+
 TEST_CASE("sh: status, exit and -e", "[tools][sh]") {
   FakeOs os;
   CHECK(run_script(os, "true\nfalse\n").status == 1);
@@ -235,6 +258,58 @@ TEST_CASE("sh: standard input runs line by line as it arrives", "[tools][sh]") {
   CHECK(existed == want);
   CHECK(os.exists("/sys/fs/cgroup/c"));
   CHECK(err.str().empty());
+}
+
+TEST_CASE("sh: each streamed command's output is out before the next line is read", "[tools][sh]") {
+  FakeOs os;
+  std::ostringstream out, err;
+  std::vector<std::string> seen;
+  LineFeeder feed({"echo one", "cat nope", "printf 'two\\n'"}, [&](size_t) {
+    seen.push_back(out.str() + "|" + err.str());
+  });
+  std::istream in(&feed);
+  Shell sh(os, out, err, ShOptions{});
+  CHECK(sh.run_stream(in) == 0);
+  std::vector<std::string> want = {"|", "one\n|",
+                                   "one\n|umemcg sh: 2: cat: nope: No such file or directory\n"};
+  CHECK(seen == want);
+  CHECK(out.str() == "one\ntwo\n");
+}
+
+TEST_CASE("sh: sh_main runs a SCRIPT file whole, or standard input", "[tools][sh]") {
+  char path[] = "/tmp/umemcg-sh-test-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string script = "echo $0 $1\nmkdir a\nfi\n";
+  REQUIRE(write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size()));
+  close(fd);
+  ShOptions opts;
+  opts.script = path;
+  opts.args = {"arg1"};
+  FakeOs os;
+  std::istringstream none;
+  std::ostringstream out, err;
+  CHECK(sh_main(opts, os, none, out, err) == 2);  // a syntax error: nothing ran
+  CHECK(out.str().empty());
+  CHECK(err.str() == "umemcg sh: 3: Syntax error: \"fi\" unexpected\n");
+  CHECK(os.log.empty());
+  const std::string good = "echo $0 $1\nexit 7\n";
+  FILE *f = std::fopen(path, "w");
+  REQUIRE(f);
+  std::fputs(good.c_str(), f);
+  std::fclose(f);
+  std::ostringstream out2, err2;
+  CHECK(sh_main(opts, os, none, out2, err2) == 7);
+  CHECK(out2.str() == std::string(path) + " arg1\n");
+  unlink(path);
+  std::ostringstream out3, err3;
+  CHECK(sh_main(opts, os, none, out3, err3) == 127);
+  CHECK(err3.str() == "umemcg sh: cannot open " + std::string(path) + ": No such file or directory\n");
+  opts.script = "-";
+  std::istringstream in("echo from stdin\n");
+  std::ostringstream out4, err4;
+  CHECK(sh_main(opts, os, in, out4, err4) == 0);
+  CHECK(out4.str() == "from stdin\n");
 }
 
 TEST_CASE("sh: streamed syntax error stops after what already ran", "[tools][sh]") {

@@ -52,6 +52,7 @@ struct Node {
     kFor,       // var, items (or "$@" when !has_in), kids[0] the body
     kBrace,     // { kids[0]; }
     kSubshell,  // ( kids[0] )
+    kCase,      // case words[0] in patterns[i]) kids[i];; ... esac
   };
   Kind kind = Kind::kSimple;
   int line = 0;
@@ -63,6 +64,7 @@ struct Node {
   std::string var;             // kFor
   std::vector<Word> items;     // kFor
   bool has_in = false;         // kFor
+  std::vector<std::vector<Word>> patterns;  // kCase: each item's patterns (p1 | p2)
 };
 
 using NodePtr = std::unique_ptr<Node>;

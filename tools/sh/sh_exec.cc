@@ -6,6 +6,8 @@
 // Emulation: a failed redirection or expansion fails that command ($? = 1) and the script goes
 //   on (../shared/spec/cgroup-shell.md: "the script goes on"), also for special built-ins,
 //   where a POSIX shell would exit.
+#include <fnmatch.h>
+
 #include <cerrno>
 #include <cstring>
 #include <istream>
@@ -279,6 +281,23 @@ int Shell::exec_compound(const Node &n) {
     }
     case Node::Kind::kBrace:
       return exec(*n.kids[0]);
+    case Node::Kind::kCase: {
+      std::string subject;
+      if (!expand_string(n.words[0], n.line, &subject)) {
+        check_errexit(1);
+        return 1;
+      }
+      for (size_t i = 0; i < n.kids.size(); i++)
+        for (const Word &w : n.patterns[i]) {
+          std::string pattern;
+          if (!expand_pattern(w, n.line, &pattern)) {
+            check_errexit(1);
+            return 1;
+          }
+          if (fnmatch(pattern.c_str(), subject.c_str(), 0) == 0) return exec(*n.kids[i]);
+        }
+      return 0;
+    }
     case Node::Kind::kSubshell:
       subshell(*n.kids[0], nullptr, &st);
       check_errexit(st);

@@ -147,6 +147,29 @@ bool Shell::expand_string(const Word &w, int line, std::string *out) {
   return true;
 }
 
+namespace {
+
+// The fnmatch pattern of expanded pieces: quoted pattern characters escaped.
+std::string pattern_of(const std::vector<Shell::Piece> &pieces) {
+  std::string pattern;
+  for (const Shell::Piece &p : pieces)
+    for (char ch : p.text) {
+      if (p.quoted && (ch == '*' || ch == '?' || ch == '[' || ch == '\\')) pattern += '\\';
+      else if (!p.quoted && ch == '\\') pattern += '\\';
+      pattern += ch;
+    }
+  return pattern;
+}
+
+}  // namespace
+
+bool Shell::expand_pattern(const Word &w, int line, std::string *out) {
+  std::vector<Piece> pieces;
+  if (!expand_pieces(w.parts, line, &pieces)) return false;
+  *out = pattern_of(pieces);
+  return true;
+}
+
 bool Shell::expand_fields(const Word &w, int line, std::vector<std::string> *fields) {
   std::vector<Piece> pieces;
   if (!expand_pieces(w.parts, line, &pieces)) return false;
@@ -208,15 +231,9 @@ std::string unescape(const std::string &pattern) {
 // its directory (fnmatch, a leading '.' only matched by a '.'), sorted; no match leaves the
 // word as it was written (without its quotes).
 void Shell::glob(const std::vector<Piece> &field, std::vector<std::string> *out) {
-  std::string pattern, plain;
-  for (const Piece &p : field) {
-    plain += p.text;
-    for (char ch : p.text) {
-      if (p.quoted && (ch == '*' || ch == '?' || ch == '[' || ch == '\\')) pattern += '\\';
-      else if (!p.quoted && ch == '\\') pattern += '\\';
-      pattern += ch;
-    }
-  }
+  std::string plain;
+  for (const Piece &p : field) plain += p.text;
+  const std::string pattern = pattern_of(field);
   if (!has_magic(pattern)) {
     out->push_back(plain);
     return;

@@ -216,8 +216,9 @@ class Parser {
     else if (r == "while" || r == "until") n = while_clause(r == "while");
     else if (r == "for") n = for_clause();
     else if (r == "{") n = brace_group();
+    else if (r == "case") n = case_clause();
     else if (cur() == '(') n = subshell();
-    else if (!r.empty() && r != "in") fail_at_token();
+    else if (!r.empty() && r != "in") fail_at_token();  // then, fi, done, esac, ... out of place
     else return simple_command();
     // Redirections after a compound command.
     for (;;) {
@@ -301,6 +302,65 @@ class Parser {
     n->kids.push_back(compound_list({"done"}, false));
     expect_reserved("done");
     return n;
+  }
+
+  // case WORD in [(]PATTERN [| PATTERN]...) [LIST] ;; ... esac (the last ;; may be left out).
+  NodePtr case_clause() {
+    auto n = new_node(Node::Kind::kCase);
+    pos_ += 4;
+    skip_blanks();
+    if (eof()) fail_eof("in");
+    if (is_meta(cur())) fail_at_token();
+    n->words.push_back(word());
+    skip_newlines();
+    if (peek_reserved() != "in") {
+      if (eof()) fail_eof("in");
+      fail_at_token();
+    }
+    pos_ += 2;
+    for (;;) {
+      skip_newlines();
+      if (eof()) fail_eof("esac");
+      if (peek_reserved() == "esac") {
+        pos_ += 4;
+        return n;
+      }
+      if (cur() == '(') pos_++;
+      std::vector<Word> pats;
+      for (;;) {
+        skip_blanks();
+        if (eof()) fail_eof(")");
+        if (is_meta(cur())) fail_at_token();
+        pats.push_back(word());
+        skip_blanks();
+        if (cur() == '|' && at(1) != '|') {
+          pos_++;
+          continue;
+        }
+        if (cur() == ')') {
+          pos_++;
+          break;
+        }
+        if (eof()) fail_eof(")");
+        fail_at_token();
+      }
+      skip_newlines();
+      NodePtr body;
+      if ((cur() == ';' && at(1) == ';') || peek_reserved() == "esac") {
+        body = new_node(Node::Kind::kList);
+      } else {
+        body = compound_list({"esac"}, false);
+      }
+      skip_newlines();
+      if (cur() == ';' && at(1) == ';') {
+        pos_ += 2;
+      } else if (peek_reserved() != "esac") {
+        if (eof()) fail_eof("esac");
+        fail_at_token();
+      }
+      n->patterns.push_back(std::move(pats));
+      n->kids.push_back(std::move(body));
+    }
   }
 
   NodePtr brace_group() {

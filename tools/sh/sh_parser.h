@@ -6,8 +6,8 @@
 // before them), ; and newline, && and ||, !, if/elif/else, while, until, for, { } and ( ),
 // quoting with \ '...' "...", parameters $NAME ${NAME} $? $! $# $0..$9 with ${#NAME} and the
 // ${NAME:-word} family (- = + ? with or without ':'), $(...) and `...`
-// substitution, $((...)) arithmetic, # comments. Not in the subset, and a syntax error saying
-// so: pipelines (|), background lists (&), here-documents (<<), case, function definitions.
+// substitution, $((...)) arithmetic, # comments, case. Not in the subset, and a syntax error
+// saying so: pipelines (|), background lists (&), here-documents (<<), function definitions.
 // Syntax errors read as dash's: `Syntax error: "fi" unexpected`.
 #pragma once
 

@@ -85,6 +85,13 @@ class Shell {
   int status() const { return status_; }
   bool exited() const { return exited_; }
 
+  // A piece of an expanded word.
+  struct Piece {
+    std::string text;
+    bool quoted;    // inside quotes (or backslash-escaped): no splitting, no pattern
+    bool expanded;  // the result of an expansion (split on IFS when unquoted)
+  };
+
   // --- for the commands (tools/sh/sh_cmd_*.cc) ---
   ShellOs &os() { return os_; }
   const ShOptions &options() const { return opts_; }
@@ -138,11 +145,8 @@ class Shell {
   // Expansion (sh_expand.cc). Each returns false after printing the error line.
   bool expand_fields(const Word &w, int line, std::vector<std::string> *fields);
   bool expand_string(const Word &w, int line, std::string *out);
-  struct Piece {
-    std::string text;
-    bool quoted;    // inside quotes (or backslash-escaped): no splitting, no pattern
-    bool expanded;  // the result of an expansion (split on IFS when unquoted)
-  };
+  // A pattern (case): quoted characters stand for themselves, unquoted * ? [ ] match.
+  bool expand_pattern(const Word &w, int line, std::string *out);
   bool expand_pieces(const std::vector<WordPart> &parts, int line, std::vector<Piece> *pieces);
   void glob(const std::vector<Piece> &field, std::vector<std::string> *out);
   std::string param(const std::string &name) const;
