@@ -21,6 +21,8 @@
 // Emulation: the cgroup's own base statistics (cpu.stat) and BPF rstat flushers are not modelled.
 // Emulation: the cgroup core calls css_rstat_init/exit in the kernel; here the controller calls
 //   them from css_alloc and first thing in css_free (the same points of the css lifetime).
+// Emulation: css_rstat_exit's flush has no scheduling point between CPUs (the css has no
+//   children left), so freeing a css is one step for observers between scheduling points.
 #pragma once
 
 #include "kernel/cgroup.h"

@@ -457,6 +457,9 @@ void memcg_stats_root_online() {
 
 void memcg_stats_shutdown() {
   WRITE_ONCE(stats_flush_stopping, true);
+  // A running instance may have re-armed itself before it saw the flag; the first cancel waits
+  // for it, the second removes that re-arm. Any later instance sees the flag and stops.
+  cancel_delayed_work_sync(&stats_flush_dwork);
   cancel_delayed_work_sync(&stats_flush_dwork);
 }
 

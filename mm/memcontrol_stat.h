@@ -276,6 +276,8 @@ void mem_cgroup_flush_stats_force(mem_cgroup *memcg);
 // The root's pending update count (the threshold counter) and the time of the last root flush.
 long memcg_stats_updates(mem_cgroup *memcg);
 u64 memcg_flush_last_time();
+// memory.stat's buffer size (0: the kernel's 4096). Returns the previous one.
+size_t memcg_set_stat_buf_size(size_t size);
 }  // namespace emu
 
 }  // namespace umemcg

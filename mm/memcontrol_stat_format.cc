@@ -32,6 +32,8 @@ namespace {
 inline constexpr unsigned int CGRP_ROOT_MEMORY_HUGETLB_ACCOUNTING = 1u << 19;
 // memory.stat's buffer (SEQ_BUF_SIZE = PAGE_SIZE).
 inline constexpr size_t SEQ_BUF_SIZE = 4096;
+// Emulation: tests may shrink it to see the truncation (emu::memcg_set_stat_buf_size).
+size_t g_stat_buf_size = SEQ_BUF_SIZE;
 
 struct memory_stat {
   const char *name;
@@ -198,8 +200,8 @@ void memcg1_stat_format(mem_cgroup *memcg, seq_buf *s) {
 
 int stat_show(seq_file *m, void (*format)(mem_cgroup *, seq_buf *)) {
   mem_cgroup *memcg = mem_cgroup_from_css(seq_css(m));
-  seq_buf s{std::string(), SEQ_BUF_SIZE};
-  s.buf.reserve(SEQ_BUF_SIZE);
+  seq_buf s{std::string(), READ_ONCE(g_stat_buf_size)};
+  s.buf.reserve(s.size);
   format(memcg, &s);
   if (s.overflowed)
     std::fprintf(stderr, "memory_stat_format: Warning, stat buffer overflow, please report\n");
@@ -215,6 +217,14 @@ void memory_stat_format(mem_cgroup *memcg, seq_buf *s) {
 }
 
 }  // namespace
+
+namespace emu {
+size_t memcg_set_stat_buf_size(size_t size) {
+  size_t old = READ_ONCE(g_stat_buf_size);
+  WRITE_ONCE(g_stat_buf_size, size ? size : SEQ_BUF_SIZE);
+  return old;
+}
+}  // namespace emu
 
 int memory_stat_show(seq_file *m, void *) { return stat_show(m, memory_stat_format); }
 

@@ -201,6 +201,24 @@ TEST_CASE("memory.stat v2: exact text and order of a known state, at the memcg a
   env.finish();
 }
 
+TEST_CASE("memory.stat: text beyond the buffer is cut off (the kernel warns)",
+          "[mm][memcg][vmstat]") {
+  WarnCheck wc;
+  MemcgEnv env(v2_params());
+  mem_cgroup *a = env.mkdir(nullptr, "a");
+  fill_known_state(a, false, env);
+  env.run([&] { emu::mem_cgroup_flush_stats_force(nullptr); });
+  const std::string full = show(env, a, memory_stat_show);
+  CHECK(full.size() < 4096);
+  // With a 100-byte buffer: the first 99 bytes, the last line cut in the middle.
+  emu::memcg_set_stat_buf_size(100);
+  const std::string cut = show(env, a, memory_stat_show);
+  emu::memcg_set_stat_buf_size(0);
+  CHECK(cut == full.substr(0, 99));
+  CHECK(show(env, a, memory_stat_show) == full);
+  env.finish();
+}
+
 TEST_CASE("memory.numa_stat: every node item of memory.stat, one node", "[mm][memcg][vmstat]") {
   WarnCheck wc;
   MemcgEnv env(v2_params());
