@@ -218,10 +218,13 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   memcg_stock_boot(m->config().seed);
   memcg_pcstock_boot(m->config().seed);
   obj_stock_boot();
+  memcg_slab_register();
 
   unsigned int flags = 0;
   if (!params.v1 && params.memory_localevents) flags |= CGRP_ROOT_MEMORY_LOCAL_EVENTS;
   if (!params.v1 && params.memory_recursiveprot) flags |= CGRP_ROOT_MEMORY_RECURSIVE_PROT;
+  if (params.kernfs_notify_no_rwsem) flags |= CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM;
+  memcg_cgroup_register(&memory_cgrp_subsys);
   int err = 0;
   g_cgroup_root = cgroup_setup_root(!params.v1, flags, &memory_cgrp_subsys, &err);
   if (!g_cgroup_root) {
@@ -244,6 +247,7 @@ void mem_cgroup_shutdown() {
   if (!g_cgroup_root) return;
   // Emulation: the kernel never unregisters; here memcg can be shut down and booted again.
   cpuhp_remove_state_nocalls(CPUHP_MM_MEMCQ_DEAD);
+  memcg_slab_unregister();
   // Give every stocked page back first, so that removed cgroups do not stay pinned by slots.
   obj_stock_shutdown();
   memcg_stock_shutdown();
