@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -442,4 +443,83 @@ TEST_CASE("cgroupfs: memcg's attach moves the mm to the effective memcg; enablin
   });
   env.release_all();
   env.finish();
+}
+
+namespace {
+std::atomic<int> g_reclaims{0};
+unsigned long slow_reclaim(mem_cgroup *, unsigned long, gfp_t, unsigned int, int *) {
+  g_reclaims++;
+  msleep(50);  // a reclaim that makes no progress and takes its time
+  return 0;
+}
+bool no_oom(mem_cgroup *, gfp_t, int) { return false; }
+const memcg_reclaim_ops slow_ops = {slow_reclaim, no_oom};
+}  // namespace
+
+TEST_CASE("cgroupfs: seed 000: the notify work reclaims for the listener's memcg holding "
+          "kernfs_rwsem, and a mkdir waits behind it, unless notifications skip kernfs_rwsem",
+          "[kernel][cgroupfs][memcg][notify]") {
+  for (bool no_rwsem : {false, true}) {
+    SECTION(no_rwsem ? "no kernfs_rwsem in the notify work" : "Linux 6.19") {
+      WarnCheck wc;
+      memcg_boot_params p = test::v2_params();
+      p.kernfs_notify_no_rwsem = no_rwsem;
+      p.ops = &slow_ops;
+      test::MemcgEnv env(p, emu::Mode::simulated, 2);
+      mem_cgroup *a = env.mkdir(nullptr, "a");
+      mm_struct mm;
+      fsnotify_group *g = nullptr;
+      kernfs_root *kf = cgroup_current_root()->kf_root;
+      env.run([&] {
+        emu::mm_attach(&mm, a);
+        current->mm = &mm;  // the listener runs in a
+        g = cgroupfs_inotify_init();
+        REQUIRE(cgroupfs_inotify_add_watch(g, "a/cgroup.events", IN_MODIFY) == 1);
+        current->mm = nullptr;
+        // a is full, with nothing left in any stock: the next page it is charged needs reclaim.
+        drain_all_stock(root_mem_cgroup);
+        flush_workqueue(memcg_wq);
+        REQUIRE(page_counter_set_max(&a->memory, page_counter_read(&a->memory)) == 0);
+        rwsem_reset_stats(&kf->kernfs_rwsem);
+        rwsem_reset_stats(&kf->kernfs_supers_rwsem);
+      });
+      env.ledger.css_refs[a] += 2;  // mm and the group's memcg
+      std::uint64_t mkdir_ns = 0;
+      g_reclaims = 0;
+      // The notification comes from CPU 1, where a has no obj stock: the event's charge needs a
+      // page, reclaim runs (slowly) inside the notify work.
+      env.machine().spawn("notifier", [&] {
+        cgroup_file_notify(&a->css.cgroup->events_file);
+      }, {1});
+      env.machine().spawn("churn", [&] {
+        while (!g_reclaims) msleep(1);  // the notify work is reclaiming
+        std::uint64_t t0 = ktime_get_ns();
+        CHECK(cgroupfs_mkdir("b") == 0);
+        mkdir_ns = ktime_get_ns() - t0;
+      }, {0});
+      REQUIRE_FALSE(env.machine().run().deadlock);
+      env.run([&] { emu::kernfs_flush_notify(); });
+      rwsem_stats rs = rwsem_get_stats(&kf->kernfs_rwsem);
+      rwsem_stats ss = rwsem_get_stats(&kf->kernfs_supers_rwsem);
+      CHECK(ss.max_read_hold_ns >= 500 * NSEC_PER_MSEC);  // held across the reclaim either way
+      if (no_rwsem) {
+        CHECK(mkdir_ns < 10 * NSEC_PER_MSEC);
+        CHECK(rs.max_read_hold_ns < 10 * NSEC_PER_MSEC);
+      } else {
+        CHECK(rs.max_read_hold_ns >= 500 * NSEC_PER_MSEC);
+        CHECK(mkdir_ns >= 400 * NSEC_PER_MSEC);
+        CHECK(rs.max_write_wait_ns >= 400 * NSEC_PER_MSEC);
+      }
+      env.run([&] {
+        inotify_event ev;
+        CHECK(inotify_read_event(g, 0, &ev) == 1);  // the event, or the overflow marker
+        inotify_release(g);
+        CHECK(cgroupfs_rmdir("b") == 0);
+        emu::mm_attach(&mm, nullptr);
+      });
+      env.ledger.css_refs[a] -= 2;
+      env.release_all();
+      env.finish();
+    }
+  }
 }
