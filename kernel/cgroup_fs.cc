@@ -148,7 +148,8 @@ int cgroup_add_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft,
                     cgroup_subsys *ss) {
   cft_binding *b = get_binding(cft, ss);
   std::string name = cgroup_file_name(cft, ss);
-  kernfs_node *kn = kernfs_create_file(cgrp->kn, name.c_str(), cgroup_file_mode(cft), 0, &b->ops, b);
+  kernfs_node *kn =
+      kernfs_create_file(cgrp->kn, name.c_str(), cgroup_file_mode(cft), 0, &b->ops, b);
   if (IS_ERR(kn)) return static_cast<int>(PTR_ERR(kn));
   if (cft->file_offset) cgroup_file_set_kn(cft_cfile(css, cft), kn);
   return 0;

@@ -130,13 +130,15 @@ int cgroupfs_read_file(const std::string &path, std::string *out) {
   kernfs_file *file;
   int err = cgroupfs_open(path, 0, &file);
   if (err) return err;
-  ssize_t ret = 0;
+  // Read until end of file, as cat does. A short read is the end: each read here runs the show
+  // handler again (kernfs.h), so reading on would risk text from two different moments.
+  constexpr size_t chunk = 65536;
+  ssize_t ret;
   loff_t pos = 0;
-  // Read until end of file, as cat does.
   do {
-    ret = cgroupfs_read(file, out, pos, 65536);
+    ret = cgroupfs_read(file, out, pos, chunk);
     if (ret > 0) pos += ret;
-  } while (ret > 0);
+  } while (ret == static_cast<ssize_t>(chunk));
   cgroupfs_close(file);
   return ret < 0 ? static_cast<int>(ret) : 0;
 }

@@ -294,48 +294,52 @@ TEST_CASE("kernfs: removal waits for an in-flight read, releases open files once
 TEST_CASE("kernfs_notify: every watcher of the file and of its directory gets IN_MODIFY from "
           "the notify work, which holds kernfs_supers_rwsem and kernfs_rwsem for read",
           "[kernel][kernfs][notify]") {
-  WarnCheck wc;
-  on_machine([](emu::Machine &) {
-    kernfs_root *root = kernfs_create_root(nullptr, 0, nullptr);
-    kernfs_super_info *sb = kernfs_mount(root);
-    test_file tf;
-    kernfs_node *d = kernfs_create_dir(root->kn, "d", 0755, nullptr);
-    kernfs_node *f = kernfs_create_file(d, "f", 0644, 0, &rw_ops, &tf);
-    fsnotify_group *g1 = inotify_init();
-    fsnotify_group *g2 = inotify_init();
-    int wd1 = inotify_add_watch(g1, sb, f, IN_MODIFY);
-    int wd2 = inotify_add_watch(g2, sb, f, IN_MODIFY | IN_DELETE_SELF);
-    int wd3 = inotify_add_watch(g2, sb, d, IN_MODIFY);
-    CHECK(wd1 == 1);
-    CHECK(wd2 == 1);
-    CHECK(wd3 == 2);
-    CHECK(inotify_add_watch(g2, sb, f, IN_MODIFY) == wd2);  // same inode: same wd
-    {
-      lock_counter lc(root);
-      kernfs_notify(f);
-      emu::kernfs_flush_notify();
-      CHECK(lc.supers().r == 1);
-      CHECK(lc.rwsem().r == 1);
-      CHECK(lc.rwsem().w == 0);
+  for (emu::Mode mode : test::kBothModes) {
+    SECTION(test::mode_name(mode)) {
+      WarnCheck wc;
+      on_machine([](emu::Machine &) {
+        kernfs_root *root = kernfs_create_root(nullptr, 0, nullptr);
+        kernfs_super_info *sb = kernfs_mount(root);
+        test_file tf;
+        kernfs_node *d = kernfs_create_dir(root->kn, "d", 0755, nullptr);
+        kernfs_node *f = kernfs_create_file(d, "f", 0644, 0, &rw_ops, &tf);
+        fsnotify_group *g1 = inotify_init();
+        fsnotify_group *g2 = inotify_init();
+        int wd1 = inotify_add_watch(g1, sb, f, IN_MODIFY);
+        int wd2 = inotify_add_watch(g2, sb, f, IN_MODIFY | IN_DELETE_SELF);
+        int wd3 = inotify_add_watch(g2, sb, d, IN_MODIFY);
+        CHECK(wd1 == 1);
+        CHECK(wd2 == 1);
+        CHECK(wd3 == 2);
+        CHECK(inotify_add_watch(g2, sb, f, IN_MODIFY) == wd2);  // same inode: same wd
+        {
+          lock_counter lc(root);
+          kernfs_notify(f);
+          emu::kernfs_flush_notify();
+          CHECK(lc.supers().r == 1);
+          CHECK(lc.rwsem().r == 1);
+          CHECK(lc.rwsem().w == 0);
+        }
+        inotify_event ev;
+        REQUIRE(inotify_read_event(g1, 0, &ev) == 1);
+        CHECK(ev.wd == wd1);
+        CHECK(ev.mask == IN_MODIFY);
+        CHECK(inotify_read_event(g1, 0, &ev) == 0);
+        REQUIRE(inotify_read_event(g2, 0, &ev) == 1);
+        CHECK(ev.wd == wd2);
+        CHECK(ev.name.empty());
+        REQUIRE(inotify_read_event(g2, 0, &ev) == 1);
+        CHECK(ev.wd == wd3);
+        CHECK(ev.mask == IN_MODIFY);
+        CHECK(ev.name == "f");
+        CHECK(inotify_read_event(g2, 0, &ev) == 0);
+        inotify_release(g1);
+        inotify_release(g2);
+        kernfs_kill_sb(sb);
+        kernfs_destroy_root(root);
+      }, mode);
     }
-    inotify_event ev;
-    REQUIRE(inotify_read_event(g1, 0, &ev) == 1);
-    CHECK(ev.wd == wd1);
-    CHECK(ev.mask == IN_MODIFY);
-    CHECK(inotify_read_event(g1, 0, &ev) == 0);
-    REQUIRE(inotify_read_event(g2, 0, &ev) == 1);
-    CHECK(ev.wd == wd2);
-    CHECK(ev.name.empty());
-    REQUIRE(inotify_read_event(g2, 0, &ev) == 1);
-    CHECK(ev.wd == wd3);
-    CHECK(ev.mask == IN_MODIFY);
-    CHECK(ev.name == "f");
-    CHECK(inotify_read_event(g2, 0, &ev) == 0);
-    inotify_release(g1);
-    inotify_release(g2);
-    kernfs_kill_sb(sb);
-    kernfs_destroy_root(root);
-  });
+  }
 }
 
 TEST_CASE("kernfs_notify: a node queued and not yet delivered is queued once",
@@ -450,8 +454,10 @@ TEST_CASE("inotify: IN_DELETE_SELF and IN_IGNORED on removal, IN_IGNORED on rm_w
     // Leaves first: f's events, then d's.
     std::vector<std::pair<int, u32>> got;
     while (inotify_read_event(g, 0, &ev) == 1) got.push_back({ev.wd, ev.mask});
-    CHECK(got == std::vector<std::pair<int, u32>>{
-                     {wf, IN_DELETE_SELF}, {wf, IN_IGNORED}, {wd, IN_DELETE_SELF}, {wd, IN_IGNORED}});
+    CHECK(got == std::vector<std::pair<int, u32>>{{wf, IN_DELETE_SELF},
+                                                  {wf, IN_IGNORED},
+                                                  {wd, IN_DELETE_SELF},
+                                                  {wd, IN_IGNORED}});
     CHECK(inotify_add_watch(g, sb, f, IN_MODIFY) == -ENOENT);
     CHECK(inotify_rm_watch(g, wf) == -EINVAL);
 
