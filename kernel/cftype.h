@@ -17,8 +17,11 @@
 //     returns nbytes (or the bytes consumed) on success, -errno on failure. A write that is
 //     longer than max_write_len (default: one page, 4096 bytes) fails with -E2BIG before the
 //     handler runs.
-//   - write_u64 / write_s64: the data parsed with kstrtoull/kstrtoll, base 0, as written (one
-//     trailing newline accepted, no other blanks), else -EINVAL / -ERANGE.
+//   - write_u64 / write_s64: the data parsed with kstrtoull/kstrtoll, base 0 (kernel/kstrtox.h:
+//     one trailing newline accepted, no other blank), else -EINVAL / -ERANGE. A zero-byte write
+//     returns 0 without calling any handler.
+//   - a file with no read handler fails reads with -EINVAL; one with no write handler fails
+//     writes with -EINVAL (cgroup files can always be opened for writing by root).
 //   - open(of) / release(of): per-open state lives in of->priv (memory.peak keeps its
 //     per-descriptor watermark there).
 //

@@ -12,8 +12,10 @@
 #include <mutex>
 
 #include "kernel/cgroup_internal.h"
+#include "kernel/kernfs/kernfs.h"
 #include "shim/bug.h"
 #include "shim/errno.h"
+#include "shim/spinlock.h"
 
 namespace umemcg {
 
@@ -72,7 +74,10 @@ void free_css(cgroup_subsys_state *css) {
   registry_del(css);
   css->ss->css_free(css);
   cgroup_bpf_free(cgrp);
-  if (!is_root) delete cgrp;
+  if (!is_root) {
+    cgroup_free_cset(cgrp);
+    delete cgrp;
+  }
   if (parent) css_put(parent);
 }
 
@@ -96,6 +101,12 @@ void css_release_work_fn(work_struct *work) {
     WRITE_ONCE(css->flags, css->flags | CSS_RELEASED);
     if (css->ss->css_released) css->ss->css_released(css);
     free_id(css->id);
+    cgroup *cgrp = css->cgroup;
+    if (cgrp->removed) {
+      for (cgroup *p = cgrp->parent; p; p = p->parent) p->nr_dying_descendants--;
+      if (cgrp->dying_visible)
+        for (cgroup *p = cgrp; p; p = p->parent) p->nr_dying_subsys--;
+    }
   }
   // Readers under rcu_read_lock() may still hold a pointer: free after a grace period.
   call_rcu(&css->rcu, css_free_rcu_fn);
@@ -132,7 +143,63 @@ void kill_css(cgroup_subsys_state *css) {
 
 }  // namespace
 
-void cgroup_file_notify(cgroup_file *cfile) { atomic_long_inc(&cfile->notified); }
+namespace {
+
+DEFINE_SPINLOCK(cgroup_file_kn_lock);
+
+void __cgroup_file_notify(cgroup_file *cfile) {
+  unsigned long flags;
+  spin_lock_irqsave(&cgroup_file_kn_lock, flags);
+  if (cfile->kn) {
+    unsigned long last = cfile->notified_at;
+    unsigned long next = last + CGROUP_FILE_NOTIFY_MIN_INTV;
+    unsigned long now = jiffies;
+    if (time_after_eq(now, last) && time_before_eq(now, next)) {
+      // Too soon: notify at the end of the interval (timer_reduce: only ever earlier).
+      // Emulation: shim timers fire at their exact expiry, the kernel's wheel runs a timer
+      // armed for a time already reached at the next tick; so does this one. (The timer that
+      // fires at `next` finds jiffies == next still inside the interval: the notification
+      // comes one tick later, as in the kernel.)
+      unsigned long expires = time_after(next, now) ? next : now + 1;
+      if (!timer_pending(&cfile->notify_timer) ||
+          time_before(expires, cfile->notify_timer.expires))
+        mod_timer(&cfile->notify_timer, expires);
+    } else {
+      kernfs_notify(cfile->kn);
+      cfile->notified_at = now;
+    }
+  }
+  spin_unlock_irqrestore(&cgroup_file_kn_lock, flags);
+}
+
+void cgroup_file_notify_timer(timer_list *timer) {
+  __cgroup_file_notify(container_of(timer, cgroup_file, notify_timer));
+}
+
+}  // namespace
+
+void cgroup_file_notify(cgroup_file *cfile) {
+  atomic_long_inc(&cfile->notified);
+  __cgroup_file_notify(cfile);
+}
+
+void cgroup_file_set_kn(cgroup_file *cfile, kernfs_node *kn) {
+  unsigned long flags;
+  if (kn) {
+    timer_setup(&cfile->notify_timer, cgroup_file_notify_timer, 0);
+    spin_lock_irqsave(&cgroup_file_kn_lock, flags);
+    // Emulation: jiffies start at 0 here (the kernel's start 5 minutes before the wrap), so a
+    // new file starts out of the interval explicitly.
+    cfile->notified_at = jiffies - CGROUP_FILE_NOTIFY_MIN_INTV - 1;
+    cfile->kn = kn;
+    spin_unlock_irqrestore(&cgroup_file_kn_lock, flags);
+    return;
+  }
+  spin_lock_irqsave(&cgroup_file_kn_lock, flags);
+  cfile->kn = nullptr;
+  spin_unlock_irqrestore(&cgroup_file_kn_lock, flags);
+  timer_delete_sync(&cfile->notify_timer);
+}
 
 void css_release(cgroup_subsys_state *css) {
   // May run in any context (the last css_put can come from an interrupt): defer to a worker.
@@ -177,23 +244,51 @@ cgroup_root *cgroup_setup_root(bool dfl, unsigned int flags, cgroup_subsys *ss, 
     return nullptr;
   }
   css->flags |= CSS_ONLINE;
+  unsigned int kf_flags = 0;
+  if (flags & CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM) kf_flags |= KERNFS_ROOT_NOTIFY_NO_RWSEM;
+  int ret = cgroup_fs_setup_root(root, kf_flags);
+  if (ret) {
+    g_root = nullptr;
+    if (ss->css_offline) ss->css_offline(css);
+    registry_del(css);
+    ss->css_free(css);
+    delete root;
+    if (err) *err = ret;
+    return nullptr;
+  }
   if (err) *err = 0;
   return root;
 }
 
 namespace {
-void rmdir_subtree_locked(cgroup *cgrp) {
+// cgroup_destroy_locked: unlink, remove the directory (draining its files' operations, with
+// cgroup_mutex held as the kernel does), update the counters, offline the css.
+void cgroup_destroy_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
+  auto &sib = cgrp->parent->children;
+  sib.erase(std::find(sib.begin(), sib.end(), cgrp));
+  cgrp->removed = true;
+  cgrp->dying_visible = cgrp->subsys_css->flags & CSS_VISIBLE;
+  cgroup_fs_remove_dir(cgrp);
+  for (cgroup *p = cgrp->parent; p; p = p->parent) {
+    p->nr_descendants--;
+    p->nr_dying_descendants++;
+  }
+  if (cgrp->dying_visible)
+    for (cgroup *p = cgrp; p; p = p->parent) p->nr_dying_subsys++;
+  cgroup_update_subsys_counts(cgrp->root);
+  cgroup_bpf_offline(cgrp);
+  kill_css(cgrp->subsys_css);
+}
+
+void rmdir_subtree_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
   while (!cgrp->children.empty()) {
     cgroup *child = cgrp->children.back();
     rmdir_subtree_locked(child);
   }
   if (!cgrp->parent) return;
-  WARN_ON(cgrp->nr_populated);  // tasks left attached at teardown
-  auto &sib = cgrp->parent->children;
-  sib.erase(std::find(sib.begin(), sib.end(), cgrp));
-  cgrp->removed = true;
-  cgroup_bpf_offline(cgrp);
-  kill_css(cgrp->subsys_css);
+  WARN_ON(cgrp->nr_populated);  // mms left attached at teardown
+  WARN_ON(cgroup_is_populated(cgrp));  // tasks left at teardown
+  cgroup_destroy_locked(cgrp);
 }
 }  // namespace
 
@@ -211,9 +306,11 @@ void cgroup_destroy_root(cgroup_root *root) {
   emu::cgroup_flush_releases();
   {
     mutex_guard g(&cgroup_mutex);
+    cgroup_fs_destroy_root(root);
     if (root->ss->css_released) root->ss->css_released(root_css);
     g_root = nullptr;
   }
+  cgroup_free_cset(&root->cgrp);
   synchronize_rcu();
   free_css(root_css);
   delete root;
@@ -248,6 +345,14 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
     *err = -EEXIST;
     return nullptr;
   }
+  // cgroup_check_hierarchy_limits.
+  int level = 0;
+  for (cgroup *c = parent; c; c = c->parent, level++) {
+    if (c->nr_descendants >= c->max_descendants || level >= c->max_depth) {
+      *err = -EAGAIN;
+      return nullptr;
+    }
+  }
   int id = alloc_id();
   if (id < 0) {
     *err = id;
@@ -271,17 +376,22 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
   parent->children.push_back(cgrp);
   cgroup_bpf_inherit(cgrp);
 
-  if (ss->css_online) {
-    int ret = ss->css_online(css);
-    if (ret) {
-      parent->children.pop_back();
-      free_id(id);
-      free_css(css);
-      *err = ret;
-      return nullptr;
-    }
+  int ret = parent->kn ? cgroup_fs_create_dir(cgrp) : 0;
+  if (!ret && ss->css_online) {
+    ret = ss->css_online(css);
+    if (ret) cgroup_fs_remove_dir(cgrp);
+  }
+  if (ret) {
+    parent->children.pop_back();
+    free_id(id);
+    free_css(css);
+    *err = ret;
+    return nullptr;
   }
   WRITE_ONCE(css->flags, css->flags | CSS_ONLINE);
+  for (cgroup *p = parent; p; p = p->parent) p->nr_descendants++;
+  cgroup_update_subsys_counts(cgrp->root);
+  if (cgrp->kn) cgroup_fs_activate_dir(cgrp);
   if (parent->children.size() == 1 && ss->css_became_parent) ss->css_became_parent(parent_css);
   *err = 0;
   return cgrp;
@@ -292,24 +402,63 @@ int cgroup_rmdir(cgroup *cgrp) {
   mutex_guard g(&cgroup_mutex);
   if (!cgrp->parent) return -EINVAL;  // the root cannot be removed
   if (cgrp->removed) return -ENOENT;
-  if (!cgrp->children.empty() || cgrp->nr_populated) return -EBUSY;
-  auto &sib = cgrp->parent->children;
-  sib.erase(std::find(sib.begin(), sib.end(), cgrp));
-  cgrp->removed = true;
-  cgroup_bpf_offline(cgrp);
-  kill_css(cgrp->subsys_css);
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  bool busy = !cgrp->children.empty() || cgrp->nr_populated || cgroup_is_populated(cgrp);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  if (busy) return -EBUSY;
+  cgroup_destroy_locked(cgrp);
   return 0;
 }
 
+namespace {
+// kernfs_syscall_ops: mkdir/rmdir arriving through the filesystem hold an active reference on
+// the directory; it is given up while cgroup_mutex is taken (cgroup_kn_lock_live).
+int cgroup_mkdir_kn(kernfs_node *parent_kn, const char *name, unsigned short) {
+  auto *parent = static_cast<cgroup *>(parent_kn->priv);
+  // The css reference keeps the cgroup allocated once the active reference is given up.
+  css_get(parent->subsys_css);
+  kernfs_get(parent_kn);
+  kernfs_break_active_protection(parent_kn);
+  int err = 0;
+  if (!cgroup_mkdir(parent, name, &err) && err == -ENOENT) err = -ENODEV;
+  kernfs_unbreak_active_protection(parent_kn);
+  kernfs_put(parent_kn);
+  css_put(parent->subsys_css);
+  return err;
+}
+
+int cgroup_rmdir_kn(kernfs_node *kn) {
+  auto *cgrp = static_cast<cgroup *>(kn->priv);
+  cgroup_subsys_state *css = cgrp->subsys_css;
+  css_get(css);
+  kernfs_get(kn);
+  kernfs_break_active_protection(kn);
+  int ret = cgroup_rmdir(cgrp);
+  if (ret == -ENOENT) ret = 0;  // already gone: nothing to do (cgroup_kn_lock_live failed)
+  kernfs_unbreak_active_protection(kn);
+  kernfs_put(kn);
+  css_put(css);
+  return ret;
+}
+}  // namespace
+
+const kernfs_syscall_ops cgroup_kf_syscall_ops = {cgroup_mkdir_kn, cgroup_rmdir_kn};
+
+// Under css_set_lock, so that controllers may call them from attach (under cgroup_mutex).
 void cgroup_inc_populated(cgroup *cgrp) {
-  mutex_guard g(&cgroup_mutex);
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
   cgrp->nr_populated++;
+  spin_unlock_irqrestore(&css_set_lock, flags);
 }
 
 void cgroup_dec_populated(cgroup *cgrp) {
-  mutex_guard g(&cgroup_mutex);
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
   WARN_ON(cgrp->nr_populated <= 0);
   cgrp->nr_populated--;
+  spin_unlock_irqrestore(&css_set_lock, flags);
 }
 
 bool cgroup_is_descendant(const cgroup *cgrp, const cgroup *ancestor) {

@@ -20,8 +20,11 @@
 // Emulation: offline runs synchronously inside rmdir under cgroup_mutex (the kernel runs it from
 //   the percpu_ref kill-confirm work); callers observe the same order.
 // Emulation: children lists are only walked under cgroup_mutex (no RCU-protected iteration).
+// cgroup_file_notify() follows kernel/cgroup/cgroup.c of 6.19 (global cgroup_file_kn_lock,
+//   kernfs_notify under it, the 10 ms rate limit on the machine clock).
 #pragma once
 
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -29,7 +32,10 @@
 #include "kernel/cgroup_bpf.h"
 #include "shim/atomic.h"
 #include "shim/mutex.h"
+#include "shim/jiffies.h"
 #include "shim/rcupdate.h"
+#include "shim/spinlock.h"
+#include "shim/timer.h"
 #include "shim/types.h"
 #include "shim/workqueue.h"
 
@@ -41,6 +47,12 @@ struct cgroup_subsys;
 struct css_rstat_cpu;
 template <typename T>
 struct percpu;
+struct cgroup_taskset;
+struct css_set;
+struct kernfs_node;
+struct kernfs_root;
+struct kernfs_super_info;
+struct task_struct;
 
 // css flags (kernel values).
 inline constexpr unsigned int CSS_NO_REF = 1u << 0;
@@ -52,6 +64,9 @@ inline constexpr unsigned int CSS_DYING = 1u << 4;
 // cgroup_root flags (kernel values).
 inline constexpr unsigned int CGRP_ROOT_MEMORY_LOCAL_EVENTS = 1u << 17;
 inline constexpr unsigned int CGRP_ROOT_MEMORY_RECURSIVE_PROT = 1u << 18;
+// Emulation: a boot option, not a mount option: the hierarchy's kernfs delivers notifications
+// without kernfs_rwsem (KERNFS_ROOT_NOTIFY_NO_RWSEM, kernel/kernfs/kernfs.h).
+inline constexpr unsigned int CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM = 1u << 30;
 
 struct cgroup_subsys_state {
   struct cgroup *cgroup = nullptr;
@@ -72,12 +87,28 @@ struct cgroup_subsys_state {
   cgroup_subsys_state *rstat_flush_next = nullptr;
 };
 
-// A cgroup's per-file notification state (cgroup_file_notify() wakes pollers of the file).
-// Emulation: there are no files or pollers yet; a notification is counted.
+// A cgroup's per-file notification state: cgroup_file_notify() notifies the file's pollers and
+// inotify watchers (kernfs_notify) at most once per CGROUP_FILE_NOTIFY_MIN_INTV; a notification
+// inside the interval is deferred to its end by notify_timer (one timer, so a burst gives one
+// immediate and one deferred notification).
+// Emulation: `notified` counts the cgroup_file_notify() calls (a statistic for tests; the
+//   kernel keeps no such count).
 struct cgroup_file {
+  struct kernfs_node *kn = nullptr;  // under cgroup_file_kn_lock; nullptr: no file
+  unsigned long notified_at = 0;     // jiffies of the last kernfs_notify
+  timer_list notify_timer;
   atomic_long_t notified;
 };
+// 10 ms at HZ=1000 (DIV_ROUND_UP(HZ, 100)).
+inline constexpr unsigned long CGROUP_FILE_NOTIFY_MIN_INTV = (HZ + 99) / 100;
+/**
+ * cgroup_file_notify - notify a cgroup file's watchers that it changed
+ * Context: any (takes cgroup_file_kn_lock with interrupts off; no sleep, no allocation).
+ */
 void cgroup_file_notify(cgroup_file *cfile);
+// Binds a cgroup_file to its kernfs node (file creation) or unbinds it (kn == nullptr: file
+// removal; waits for a running deferred notification).
+void cgroup_file_set_kn(cgroup_file *cfile, struct kernfs_node *kn);
 
 struct cgroup {
   // The cgroup's own css (css->ss == nullptr), first as in the kernel, so &cgrp->self is the
@@ -92,9 +123,29 @@ struct cgroup {
   u64 id = 0;     // the kernfs id (here: the css id)
   struct cgroup_subsys_state *subsys_css = nullptr;  // the one controller's css
   std::vector<cgroup *> children;  // live (not yet removed) children, under cgroup_mutex
-  int nr_populated = 0;            // tasks attached (under cgroup_mutex)
+  int nr_populated = 0;            // mms attached by emu::mm_attach (under css_set_lock)
   bool removed = false;            // rmdir done
   struct cgroup_bpf bpf;           // cgroup-bpf attachments and effective arrays
+
+  // The cgroup filesystem (kernel/cgroup_fs.cc).
+  struct kernfs_node *kn = nullptr;  // this cgroup's directory
+  u16 subtree_control = 0;           // v2: controllers enabled for the children (bit 0: memory)
+  int max_depth = INT_MAX;           // cgroup.max.depth (under cgroup_mutex)
+  int max_descendants = INT_MAX;     // cgroup.max.descendants (under cgroup_mutex)
+  int nr_descendants = 0;            // live descendants (under cgroup_mutex)
+  int nr_dying_descendants = 0;      // removed descendants whose css is not freed yet
+  int nr_subsys_descendants = 0;     // descendants whose controller css is visible
+  int nr_dying_subsys = 0;           // dying controller csses of this cgroup and below
+  bool dying_visible = false;        // removed while its controller css was visible
+  bool clone_children = false;       // v1 cgroup.clone_children
+  bool notify_on_release = false;    // v1 notify_on_release
+  cgroup_file procs_file;            // cgroup.procs (notified on population changes)
+  cgroup_file events_file;           // cgroup.events
+
+  // Tasks (kernel/cgroup_tasks.cc), under css_set_lock.
+  struct css_set *cset = nullptr;    // the css_set of tasks in this cgroup
+  int nr_populated_csets = 0;        // 1 while the cgroup has tasks
+  int nr_populated_domain_children = 0;  // children that are populated
 };
 
 struct cgroup_root {
@@ -102,6 +153,9 @@ struct cgroup_root {
   unsigned int flags = 0;  // CGRP_ROOT_*
   struct cgroup cgrp;      // the root cgroup
   struct cgroup_subsys *ss = nullptr;
+  struct kernfs_root *kf_root = nullptr;        // the hierarchy's kernfs
+  struct kernfs_super_info *sb = nullptr;       // its mount at /sys/fs/cgroup
+  std::string release_agent_path;               // v1 release_agent (under cgroup_mutex)
 };
 
 // The controller callbacks (the subset memcg implements).
@@ -123,12 +177,24 @@ struct cgroup_subsys {
   // row; nullptr: none.
   const cftype *dfl_cftypes = nullptr;
   const cftype *legacy_cftypes = nullptr;
-  // The controller is disabled in the parent's subtree_control while the css stays pinned:
-  // forget every configured limit (nullable).
+  // Migration (kernel/cgroup_tasks.cc): can_attach may refuse (-errno) before anything moves;
+  // attach runs after the tasks moved; fork when a task joins its parent's cgroup. Nullable.
+  int (*can_attach)(struct cgroup_taskset *tset) = nullptr;
+  void (*attach)(struct cgroup_taskset *tset) = nullptr;
+  void (*fork)(task_struct *task) = nullptr;
+  // v2: the controller was disabled in the parent's subtree_control while the css stays
+  // (see kernel/cgroup_fs.cc): reset its configuration to the defaults. Nullable.
   void (*css_reset)(cgroup_subsys_state *css) = nullptr;
   // Folds @css's per-CPU statistics of @cpu into its aggregates (kernel/cgroup_rstat.h);
   // nullptr: the controller keeps no rstat statistics.
   void (*css_rstat_flush)(cgroup_subsys_state *css, int cpu) = nullptr;
+};
+
+// The tasks moving in one migration and where they go (for can_attach/attach).
+struct cgroup_taskset {
+  std::vector<task_struct *> tasks;
+  cgroup_subsys_state *dst_css = nullptr;  // the destination's effective css
+  cgroup *dst_cgrp = nullptr;
 };
 
 extern struct mutex cgroup_mutex;
@@ -160,12 +226,75 @@ int cgroup_rmdir(cgroup *cgrp);
 // Looks a child up by name (under cgroup_mutex), nullptr if none.
 cgroup *cgroup_find_child(cgroup *parent, const std::string &name);
 
-// Task attachment counting (rmdir of a populated cgroup fails).
+// mm attachment counting (emu::mm_attach; rmdir of a cgroup with attached mms fails). Any
+// context but hardirq; takes css_set_lock.
 void cgroup_inc_populated(cgroup *cgrp);
 void cgroup_dec_populated(cgroup *cgrp);
 
 bool cgroup_is_descendant(const cgroup *cgrp, const cgroup *ancestor);
 inline bool cgroup_on_dfl(const cgroup *cgrp) { return cgrp->root->dfl; }
+
+// --- the cgroup filesystem (kernel/cgroup_fs.cc) ----------------------------------------------
+// Every cgroup is a kernfs directory of its root's kernfs (cgroup_root::kf_root, mounted as
+// cgroup_root::sb); its files are the cgroup core's (v2: cgroup.type, .procs, .controllers,
+// .subtree_control, .events, .max.descendants, .max.depth, .stat, .kill; v1: cgroup.procs,
+// tasks, cgroup.clone_children, notify_on_release, release_agent, cgroup.sane_behavior) and,
+// where the controller's css is visible, the rows of ss->dfl_cftypes (v2) or
+// ss->legacy_cftypes (v1) named "<ss>.<row>". User-space access by path: kernel/cgroupfs.h.
+
+// The controllers offered to cgrp (cgroup.controllers): the parent's subtree_control, or every
+// controller on the root. Bit 0 is the hierarchy's controller.
+u16 cgroup_control(cgroup *cgrp);
+// Whether cgrp's controller css is visible (has its files): v1, the root, or the parent's
+// subtree_control enables the controller.
+bool cgroup_css_visible(cgroup *cgrp);
+// The css tasks of cgrp use: v2, the nearest cgroup up from cgrp (itself included) whose css
+// is visible; v1, its own.
+cgroup_subsys_state *cgroup_e_css(cgroup *cgrp);
+/**
+ * cgroup_apply_subtree_control - enable/disable the controller for cgrp's children (v2)
+ * Returns 0, -ENOENT (enabling what cgroup.controllers lacks), -EBUSY (disabling while a child
+ * enables it, or enabling in a non-root cgroup with tasks), -EINVAL (v1).
+ * Context: cgroup_mutex held.
+ */
+int cgroup_apply_subtree_control(cgroup *cgrp, u16 enable, u16 disable);
+
+// --- tasks (kernel/cgroup_tasks.cc) -----------------------------------------------------------
+// Emulation: one css_set per cgroup; task_struct::cgroups points to it.
+struct css_set {
+  cgroup *dfl_cgrp = nullptr;
+  std::vector<task_struct *> tasks;  // in order of arrival, under css_set_lock
+};
+extern spinlock_t css_set_lock;
+
+// A new task joins its parent's cgroup (the root's if parent is nullptr or in none); the
+// controller's fork callback runs. Context: task context.
+void cgroup_post_fork(task_struct *child, task_struct *parent);
+// A task leaves its cgroup for good (populated counts drop, cgroup.events notified).
+void cgroup_exit(task_struct *task);
+// The task's cgroup (the root's if it never joined one).
+cgroup *task_dfl_cgroup(task_struct *task);
+// The task with this pid among those that joined through cgroup_post_fork, or nullptr.
+task_struct *find_task_by_vpid(int pid);
+// -EBUSY when dst cannot take tasks (v2: a non-root cgroup with controllers in its
+// subtree_control), else 0.
+int cgroup_migrate_vet_dst(cgroup *dst);
+/**
+ * cgroup_attach_task - move a task (threadgroup: its whole thread group) to dst
+ * The controller's can_attach may refuse; attach runs after the move for the tasks whose
+ * effective css changed. Charges stay where they are. Returns 0 or -errno.
+ * Context: cgroup_mutex held.
+ */
+int cgroup_attach_task(cgroup *dst, task_struct *leader, bool threadgroup);
+// The cgroup.procs write: pid 0 is current; -ESRCH when no such task. Context: cgroup_mutex.
+int cgroup_attach_pid(cgroup *dst, int pid, bool threadgroup);
+bool cgroup_has_tasks(cgroup *cgrp);
+// Tasks in cgrp or any descendant (under css_set_lock or racy).
+bool cgroup_is_populated(cgroup *cgrp);
+// SIGKILL to every task of cgrp's subtree but kernel threads. Context: cgroup_mutex held.
+void cgroup_kill(cgroup *cgrp);
+// The pids of cgroup.procs (procs: thread-group leaders' tgids) or of tasks (every pid).
+std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted);
 
 // --- css references ---------------------------------------------------------------------------
 

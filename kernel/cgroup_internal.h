@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// kernel/cgroup_internal.h: emulator-only access to the cgroup registry (invariant checks).
+// kernel/cgroup_internal.h: what the cgroup core files share, and emulator-only access to the
+// cgroup registry (invariant checks).
 //
 // Mirrors: nothing (the kernel walks css trees with css_for_each_descendant_pre under RCU).
 // Emulation: a registry of every allocated css, including dying ones not yet freed, so that the
@@ -7,6 +8,24 @@
 #pragma once
 
 #include "kernel/cgroup.h"
+
+namespace umemcg {
+
+struct kernfs_syscall_ops;
+extern const kernfs_syscall_ops cgroup_kf_syscall_ops;
+
+// kernel/cgroup_fs.cc, called by cgroup.cc with cgroup_mutex held.
+int cgroup_fs_setup_root(cgroup_root *root, unsigned int kf_flags);
+void cgroup_fs_destroy_root(cgroup_root *root);
+int cgroup_fs_create_dir(cgroup *cgrp);
+void cgroup_fs_activate_dir(cgroup *cgrp);
+void cgroup_fs_remove_dir(cgroup *cgrp);
+void cgroup_update_subsys_counts(cgroup_root *root);
+// kernel/cgroup_tasks.cc
+void cgroup_migrate_subtree_to_e_css(cgroup *cgrp);
+void cgroup_free_cset(cgroup *cgrp);
+
+}  // namespace umemcg
 
 namespace umemcg::emu {
 

@@ -61,53 +61,7 @@ unsigned int parse_integer(const char *s, unsigned int base, unsigned long long 
   return rv;
 }
 
-int kstrtoull_unsigned(const char *s, unsigned int base, unsigned long long *res) {
-  unsigned long long r;
-  s = fixup_radix(s, &base);
-  unsigned int rv = parse_integer(s, base, &r);
-  if (rv & KSTRTOX_OVERFLOW) return -ERANGE;
-  if (rv == 0) return -EINVAL;
-  s += rv;
-  if (*s == '\n') s++;
-  if (*s) return -EINVAL;
-  *res = r;
-  return 0;
-}
-
 }  // namespace
-
-int kstrtoull(const char *s, unsigned int base, unsigned long long *res) {
-  if (s[0] == '+') s++;
-  return kstrtoull_unsigned(s, base, res);
-}
-
-int kstrtoll(const char *s, unsigned int base, long long *res) {
-  unsigned long long tmp;
-  int rv;
-
-  if (s[0] == '-') {
-    rv = kstrtoull_unsigned(s + 1, base, &tmp);
-    if (rv < 0) return rv;
-    // -tmp must be <= 0 as a long long: tmp <= 2^63.
-    if (tmp > static_cast<unsigned long long>(LLONG_MAX) + 1) return -ERANGE;
-    *res = static_cast<long long>(0ull - tmp);
-  } else {
-    rv = kstrtoull(s, base, &tmp);
-    if (rv < 0) return rv;
-    if (tmp > static_cast<unsigned long long>(LLONG_MAX)) return -ERANGE;
-    *res = static_cast<long long>(tmp);
-  }
-  return 0;
-}
-
-int kstrtoint(const char *s, unsigned int base, int *res) {
-  long long tmp;
-  int rv = kstrtoll(s, base, &tmp);
-  if (rv < 0) return rv;
-  if (tmp < INT_MIN || tmp > INT_MAX) return -ERANGE;
-  *res = static_cast<int>(tmp);
-  return 0;
-}
 
 long simple_strtol(const char *cp, char **endp, unsigned int base) {
   // Unsigned negation: wraps as the kernel's does, without signed overflow.

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mm/cmdline.h: memparse(), the kernel's "number with a K/M/G/T/P/E suffix" parser, the
-// simple_strto*() it is built on, and the strict kstrto*() parsers of control-file writes.
+// simple_strto*() it is built on; the strict kstrto*() parsers of control-file writes are
+// kernel/kstrtox.h (included here for mm's callers).
 //
 // Mirrors: lib/cmdline.c (memparse), lib/vsprintf.c (simple_strtoull, simple_strtol),
-//          lib/kstrtox.c (_parse_integer_fixup_radix, _parse_integer, kstrtoull, kstrtoll,
-//          kstrtoint) (Linux 6.19)
-// Emulation: lives in mm/ because page_counter_memparse() is its only user so far; it belongs
-//   with the kernel's lib/ helpers (shim/ or kernel/) once another user appears.
+//          lib/kstrtox.c (_parse_integer_fixup_radix, _parse_integer) (Linux 6.19)
+// Emulation: the kernel keeps these in lib/; here they live in mm/, with their users
+//   (page_counter_memparse(), memory.reclaim's argument parser).
 // Emulation: a null string is rejected by page_counter_memparse(); these two functions, like the
 //   kernel's, require a valid NUL-terminated string.
 #pragma once
+
+#include "kernel/kstrtox.h"
 
 namespace umemcg {
 
@@ -38,20 +40,5 @@ unsigned long long memparse(const char *ptr, char **retptr);
 // simple_strtol(): a leading '-' negates what simple_strtoull() parses after it (so "-" alone
 // consumes the '-' and is 0).
 long simple_strtol(const char *cp, char **endp, unsigned int base);
-
-/**
- * kstrtoull - parse a whole string as an unsigned integer
- * @s: the string: an optional '+', digits (base 0: 0x/0 prefixes), one optional '\n', nothing else
- * @base: 0, 8, 10 or 16
- * @res: result, written only on success
- *
- * No whitespace is skipped. Returns 0, -EINVAL (no digit, or anything left over) or -ERANGE
- * (does not fit 64 bits).
- */
-int kstrtoull(const char *s, unsigned int base, unsigned long long *res);
-// kstrtoll(): kstrtoull() with an optional '-'; -ERANGE outside the long long range.
-int kstrtoll(const char *s, unsigned int base, long long *res);
-// kstrtoint(): kstrtoll() narrowed to int; -ERANGE outside the int range.
-int kstrtoint(const char *s, unsigned int base, int *res);
 
 }  // namespace umemcg

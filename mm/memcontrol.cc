@@ -194,17 +194,17 @@ void mem_cgroup_id_get_many_for_swap(mem_cgroup *memcg, unsigned int n) {
 }
 
 cgroup_subsys memory_cgrp_subsys = {
-    "memory",
-    mem_cgroup_css_alloc,
-    mem_cgroup_css_online,
-    mem_cgroup_css_offline,
-    mem_cgroup_css_released,
-    mem_cgroup_css_free,
-    nullptr,
-    memory_files,
-    mem_cgroup_legacy_files,
-    mem_cgroup_css_reset,
-    memcg_internal::mem_cgroup_css_rstat_flush,
+    .name = "memory",
+    .css_alloc = mem_cgroup_css_alloc,
+    .css_online = mem_cgroup_css_online,
+    .css_offline = mem_cgroup_css_offline,
+    .css_released = mem_cgroup_css_released,
+    .css_free = mem_cgroup_css_free,
+    .css_became_parent = nullptr,
+    .dfl_cftypes = memory_files,
+    .legacy_cftypes = mem_cgroup_legacy_files,
+    // can_attach, attach, fork, css_reset: memcg_cgroup_register() (mm/memcontrol_cgroup.cc)
+    .css_rstat_flush = memcg_internal::mem_cgroup_css_rstat_flush,
 };
 
 // --- boot --------------------------------------------------------------------------------------
@@ -232,10 +232,13 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   memcg_stock_boot(m->config().seed);
   memcg_pcstock_boot(m->config().seed);
   obj_stock_boot();
+  memcg_slab_register();
 
   unsigned int flags = 0;
   if (!params.v1 && params.memory_localevents) flags |= CGRP_ROOT_MEMORY_LOCAL_EVENTS;
   if (!params.v1 && params.memory_recursiveprot) flags |= CGRP_ROOT_MEMORY_RECURSIVE_PROT;
+  if (params.kernfs_notify_no_rwsem) flags |= CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM;
+  memcg_cgroup_register(&memory_cgrp_subsys);
   int err = 0;
   g_cgroup_root = cgroup_setup_root(!params.v1, flags, &memory_cgrp_subsys, &err);
   if (!g_cgroup_root) {
@@ -258,6 +261,7 @@ void mem_cgroup_shutdown() {
   if (!g_cgroup_root) return;
   // Emulation: the kernel never unregisters; here memcg can be shut down and booted again.
   cpuhp_remove_state_nocalls(CPUHP_MM_MEMCQ_DEAD);
+  memcg_slab_unregister();
   // Give every stocked page back first, so that removed cgroups do not stay pinned by slots.
   obj_stock_shutdown();
   memcg_stock_shutdown();

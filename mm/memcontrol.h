@@ -150,6 +150,9 @@ struct memcg_boot_params {
   memcg_stock_design stock = memcg_stock_design::memcg_stock;
   bool memory_localevents = false;    // cgroup2 mount option
   bool memory_recursiveprot = false;  // cgroup2 mount option
+  // Emulation: notifications delivered without kernfs_rwsem (the proposed upstream change;
+  // CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM).
+  bool kernfs_notify_no_rwsem = false;
   const memcg_reclaim_ops *ops = nullptr;  // nullptr: the defaults (see the banner)
 };
 

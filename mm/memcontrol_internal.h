@@ -95,6 +95,12 @@ u32 memcg_stock_random_below(u64 *state, u32 n);
 // obj stock (mm/memcontrol_kmem.cc)
 void obj_stock_boot();
 void obj_stock_shutdown();
+// The shim allocator's accounting hook (memcontrol_slab.cc): registered at boot, removed at
+// shutdown.
+void memcg_slab_register();
+void memcg_slab_unregister();
+// Sets memory_cgrp_subsys's task callbacks (memcontrol_cgroup.cc).
+void memcg_cgroup_register(cgroup_subsys *ss);
 // drain_all_stock()'s obj stock step for one CPU.
 void obj_stock_drain_cpu_if_needed(int cpu, int curcpu, mem_cgroup *root_memcg);
 void obj_stock_cpu_dead(int cpu);

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// kernel/cgroup_tasks.cc: tasks in cgroups: membership (each task's css_set), fork and exit,
+// migration through cgroup.procs with the controller's can_attach/attach, populated counting
+// with cgroup.events notification, and cgroup.kill.
+//
+// Mirrors: kernel/cgroup/cgroup.c (Linux 6.19): css_set_move_task, cgroup_update_populated,
+//   cgroup_post_fork, cgroup_exit, cgroup_migrate_vet_dst, cgroup_attach_task /
+//   cgroup_migrate_execute (can_attach, then the move, then attach), cgroup_procs_write_start,
+//   cgroup_kill / __cgroup_kill, css_task_iter (the order of cgroup.procs)
+// Emulation: one css_set per cgroup (the kernel shares a css_set among cgroups with the same
+//   css combination); a task's css_set names its cgroup. Only tasks that joined through
+//   cgroup_post_fork are known (find_task_by_vpid looks among them).
+// Emulation: a task whose tgid is 0 or equal to its pid is a thread-group leader; the others
+//   are threads of the leader whose pid is their tgid.
+// Emulation: cgroup_threadgroup_rwsem is a plain rw_semaphore (the kernel's is a
+//   percpu_rw_semaphore: readers are fork/exit, the writer is migration).
+#include <algorithm>
+
+#include "kernel/cgroup.h"
+#include "kernel/cgroup_internal.h"
+#include "shim/bug.h"
+#include "shim/errno.h"
+#include "shim/rwsem.h"
+#include "shim/sched.h"
+
+namespace umemcg {
+
+DEFINE_SPINLOCK(css_set_lock);
+DECLARE_RWSEM(cgroup_threadgroup_rwsem);
+
+namespace {
+
+int task_tgid(const task_struct *t) { return t->tgid ? t->tgid : t->pid; }
+bool thread_group_leader(const task_struct *t) { return !t->tgid || t->tgid == t->pid; }
+
+css_set *cgroup_cset(cgroup *cgrp) {
+  if (!cgrp->cset) {
+    cgrp->cset = new css_set;
+    cgrp->cset->dfl_cgrp = cgrp;
+  }
+  return cgrp->cset;
+}
+
+// cgroup_update_populated: propagate a flip of cgrp's populated state up the tree; every
+// cgroup whose state flips gets cgroup.events notified. Under css_set_lock.
+void cgroup_update_populated(cgroup *cgrp, bool populated) {
+  cgroup *child = nullptr;
+  int adj = populated ? 1 : -1;
+  do {
+    bool was_populated = cgroup_is_populated(cgrp);
+    if (!child)
+      cgrp->nr_populated_csets += adj;
+    else
+      cgrp->nr_populated_domain_children += adj;
+    if (was_populated == cgroup_is_populated(cgrp)) break;
+    cgroup_file_notify(&cgrp->events_file);
+    child = cgrp;
+    cgrp = cgrp->parent;
+  } while (cgrp);
+}
+
+// css_set_move_task: moves task from its css_set to to (either may be nullptr). Under
+// css_set_lock.
+void css_set_move_task(task_struct *task, css_set *from, css_set *to) {
+  if (from) {
+    auto &v = from->tasks;
+    v.erase(std::find(v.begin(), v.end(), task));
+    if (v.empty()) cgroup_update_populated(from->dfl_cgrp, false);
+  }
+  if (to) {
+    if (to->tasks.empty()) cgroup_update_populated(to->dfl_cgrp, true);
+    to->tasks.push_back(task);
+  }
+  task->cgroups = to;
+}
+
+template <typename F>
+void for_each_cgroup_pre(cgroup *cgrp, F fn) {
+  fn(cgrp);
+  for (cgroup *child : cgrp->children) for_each_cgroup_pre(child, fn);
+}
+
+// The tasks of the thread group led by leader (or leader alone). Under css_set_lock.
+std::vector<task_struct *> group_tasks(cgroup_root *root, task_struct *leader, bool threadgroup) {
+  std::vector<task_struct *> out;
+  if (!threadgroup) {
+    out.push_back(leader);
+    return out;
+  }
+  int tgid = task_tgid(leader);
+  for_each_cgroup_pre(&root->cgrp, [&](cgroup *c) {
+    if (!c->cset) return;
+    for (task_struct *t : c->cset->tasks)
+      if (task_tgid(t) == tgid) out.push_back(t);
+  });
+  return out;
+}
+
+// Moves tasks to dst with the controller's callbacks when their effective css changes.
+int migrate_tasks(cgroup *dst, std::vector<task_struct *> &tasks) REQUIRES(cgroup_mutex) {
+  cgroup_subsys *ss = dst->root->ss;
+  cgroup_taskset tset;
+  tset.dst_cgrp = dst;
+  tset.dst_css = cgroup_e_css(dst);
+  for (task_struct *t : tasks) {
+    cgroup *src = t->cgroups ? t->cgroups->dfl_cgrp : &dst->root->cgrp;
+    if (cgroup_e_css(src) != tset.dst_css) tset.tasks.push_back(t);
+  }
+  if (!tset.tasks.empty() && ss->can_attach) {
+    int ret = ss->can_attach(&tset);
+    if (ret) return ret;
+  }
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  css_set *to = cgroup_cset(dst);
+  for (task_struct *t : tasks)
+    if (t->cgroups != to) css_set_move_task(t, t->cgroups, to);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  if (!tset.tasks.empty() && ss->attach) ss->attach(&tset);
+  return 0;
+}
+
+}  // namespace
+
+bool cgroup_has_tasks(cgroup *cgrp) { return cgrp->nr_populated_csets > 0; }
+
+bool cgroup_is_populated(cgroup *cgrp) {
+  return cgrp->nr_populated_csets + cgrp->nr_populated_domain_children > 0;
+}
+
+cgroup *task_dfl_cgroup(task_struct *task) {
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  cgroup *c = task->cgroups ? task->cgroups->dfl_cgrp : nullptr;
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  if (!c && cgroup_current_root()) c = &cgroup_current_root()->cgrp;
+  return c;
+}
+
+task_struct *find_task_by_vpid(int pid) {
+  cgroup_root *root = cgroup_current_root();
+  if (!root) return nullptr;
+  task_struct *found = nullptr;
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  for_each_cgroup_pre(&root->cgrp, [&](cgroup *c) {
+    if (found || !c->cset) return;
+    for (task_struct *t : c->cset->tasks)
+      if (t->pid == pid) found = t;
+  });
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  return found;
+}
+
+void cgroup_post_fork(task_struct *child, task_struct *parent) {
+  cgroup_root *root = cgroup_current_root();
+  if (WARN_ON(!root) || WARN_ON(child->cgroups)) return;
+  down_read(&cgroup_threadgroup_rwsem);
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  css_set *cset = parent && parent->cgroups ? parent->cgroups : cgroup_cset(&root->cgrp);
+  css_set_move_task(child, nullptr, cset);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  up_read(&cgroup_threadgroup_rwsem);
+  if (root->ss->fork) root->ss->fork(child);
+}
+
+void cgroup_exit(task_struct *task) {
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  if (task->cgroups) css_set_move_task(task, task->cgroups, nullptr);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+}
+
+int cgroup_migrate_vet_dst(cgroup *dst) {
+  if (!cgroup_on_dfl(dst)) return 0;  // v1 has no restriction
+  if (!dst->parent) return 0;         // the root is mixable
+  // A domain cgroup with controllers enabled for its children cannot take tasks.
+  if (dst->subtree_control) return -EBUSY;
+  return 0;
+}
+
+int cgroup_attach_task(cgroup *dst, task_struct *leader, bool threadgroup) {
+  lockdep_assert_held(&cgroup_mutex);
+  int ret = cgroup_migrate_vet_dst(dst);
+  if (ret) return ret;
+  down_write(&cgroup_threadgroup_rwsem);
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  std::vector<task_struct *> tasks = group_tasks(dst->root, leader, threadgroup);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  ret = migrate_tasks(dst, tasks);
+  up_write(&cgroup_threadgroup_rwsem);
+  return ret;
+}
+
+int cgroup_attach_pid(cgroup *dst, int pid, bool threadgroup) {
+  lockdep_assert_held(&cgroup_mutex);
+  task_struct *task = pid ? find_task_by_vpid(pid) : current;
+  if (!task) return -ESRCH;
+  if (!task->cgroups) return -ESRCH;  // not a task the cgroup core knows (never forked in)
+  if (threadgroup && !thread_group_leader(task)) {
+    task_struct *leader = find_task_by_vpid(task->tgid);
+    if (!leader) return -ESRCH;
+    task = leader;
+  }
+  if (task->flags & PF_KTHREAD) return -EINVAL;  // kernel threads are not migrated
+  return cgroup_attach_task(dst, task, threadgroup);
+}
+
+void cgroup_migrate_subtree_to_e_css(cgroup *cgrp) {
+  lockdep_assert_held(&cgroup_mutex);
+  // Tasks stay in their cgroup; those whose effective css changed get the controller's attach.
+  cgroup_subsys *ss = cgrp->root->ss;
+  for_each_cgroup_pre(cgrp, [&](cgroup *c) {
+    if (!c->cset || !ss->attach) return;
+    cgroup_taskset tset;
+    tset.dst_cgrp = c;
+    tset.dst_css = cgroup_e_css(c);
+    unsigned long flags;
+    spin_lock_irqsave(&css_set_lock, flags);
+    tset.tasks = c->cset->tasks;
+    spin_unlock_irqrestore(&css_set_lock, flags);
+    if (!tset.tasks.empty()) ss->attach(&tset);
+  });
+}
+
+std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted) {
+  std::vector<int> pids;
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  if (cgrp->cset) {
+    for (task_struct *t : cgrp->cset->tasks) {
+      // cgroup.procs lists thread-group leaders (CSS_TASK_ITER_PROCS), tasks every task.
+      if (procs && !thread_group_leader(t)) continue;
+      pids.push_back(procs ? task_tgid(t) : t->pid);
+    }
+  }
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  if (sorted) {
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  }
+  return pids;
+}
+
+void cgroup_kill(cgroup *cgrp) {
+  lockdep_assert_held(&cgroup_mutex);
+  // Every live descendant, self first; kernel threads and tasks already dying are skipped.
+  for_each_cgroup_pre(cgrp, [](cgroup *c) {
+    unsigned long flags;
+    spin_lock_irqsave(&css_set_lock, flags);
+    if (c->cset) {
+      for (task_struct *t : c->cset->tasks) {
+        if ((t->flags & PF_KTHREAD) || fatal_signal_pending(t)) continue;
+        send_sig_kill(t);
+      }
+    }
+    spin_unlock_irqrestore(&css_set_lock, flags);
+  });
+}
+
+void cgroup_free_cset(cgroup *cgrp) {
+  WARN_ON(cgrp->cset && !cgrp->cset->tasks.empty());
+  delete cgrp->cset;
+  cgrp->cset = nullptr;
+}
+
+}  // namespace umemcg
