@@ -160,6 +160,14 @@ void consume_time(std::uint64_t ns);
 using resume_hook_t = void (*)();
 void register_resume_user_mode_hook(resume_hook_t fn);
 
+// schedule() for a task that must not sleep through the end of the run: in simulated mode, when
+// nothing else can run and no timer is pending while the caller sleeps (the machine is idle:
+// nothing could ever wake it), the caller is woken, and true returned, instead of the run
+// stopping as deadlocked. Native mode: schedule(), false. The caller has set its task state
+// and re-tests its condition, as around schedule(). (The cgroup shell's `wait` reports a wait
+// nothing can end with it.)
+bool schedule_unless_idle();
+
 // Reason recorded for the current task's next sleep (shown in deadlock reports and traces).
 void set_wait_reason(const char *reason);
 

@@ -4,6 +4,7 @@
 #include "shim/sched.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "shim/atomic.h"
 #include "shim/bug.h"
@@ -119,6 +120,22 @@ void schedule() {
       current->__state.load() == TASK_RUNNING)
     cond_resched();  // schedule() while running is still a scheduling point
 }
+
+namespace emu {
+bool schedule_unless_idle() {
+  TaskImpl *t = task_impl(current);
+  if (!t || !t->m->sim()) {
+    schedule();
+    return false;
+  }
+  t->idle_woken = false;
+  t->m->idle_wakers.push_back(t);
+  schedule();
+  // Woken normally: leave the list (the idle rule empties it itself).
+  std::erase(t->m->idle_wakers, t);
+  return std::exchange(t->idle_woken, false);
+}
+}  // namespace emu
 
 long schedule_timeout(long timeout) { return emu::timeout_sleep(timeout); }
 

@@ -42,6 +42,7 @@ struct TaskImpl {
   bool exited = false;
   bool attached = false;      // an AttachThread task (native)
   bool timed_out = false;     // the last timed sleep ended by its deadline
+  bool idle_woken = false;    // woken by schedule_unless_idle()'s idle rule (simulated)
   // kthread_run() state (shim/kthread.cc).
   std::shared_ptr<void> kthread;
   // Workqueue worker: the pool served and the item being executed.
@@ -93,6 +94,9 @@ struct Machine::Impl {
   Fiber sched_fiber;                 // the scheduler's context (the run() caller's thread)
   TaskImpl *sim_current = nullptr;
   std::vector<TaskImpl *> runnable;  // insertion order: deterministic
+  // Tasks sleeping in schedule_unless_idle(): woken, instead of a deadlock, when nothing else
+  // can run and no timer is pending.
+  std::vector<TaskImpl *> idle_wakers;
   std::map<TimerKey, SimTimer> sim_timers;
   std::uint64_t sim_seq = 0;
   std::uint64_t sim_now = 0;

@@ -137,6 +137,17 @@ RunResult Machine::Impl::sim_run_until(const std::function<bool()> &done) {
         continue;
       }
       if (!sim_rcu_pending.empty()) continue;
+      if (!idle_wakers.empty()) {
+        // The machine is idle: the tasks that asked to be told wake up (schedule_unless_idle).
+        for (TaskImpl *w : idle_wakers) {
+          w->idle_woken = true;
+          w->task.__state.store(TASK_RUNNING);
+          record("idle", w);
+          sim_make_runnable(w);
+        }
+        idle_wakers.clear();
+        continue;
+      }
       if (!done()) {
         r.deadlock = true;
         r.report = deadlock_report();
