@@ -36,6 +36,10 @@ namespace {
 
 }  // namespace
 
+ACCEPT("a map pointer plus a known zero (the kernel allows +0)", raw,
+       BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, 0),
+       BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
 ACCEPT("map value access after a NULL check", raw,
        LOOKUP(kArray), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2),
        BPF_LDX_MEM(BPF_DW, BPF_REG_1, BPF_REG_0, 40), BPF_ST_MEM(BPF_DW, BPF_REG_0, 0, 1), RET0)
