@@ -252,6 +252,21 @@ TEST_CASE("verifier log: level 2 prints memory and call instructions", "[bpfvm][
   CHECK_THAT(r.log, Catch::Contains("5: (85) call bpf_map_lookup_elem#1 ; R0_w=map_value_or_null(id=1,map=arr,ks=4,vs=48)"));
 }
 
+TEST_CASE("verifier log: kfunc calls by name", "[bpfvm][verifier][log]") {
+  VerifierEnv env;
+  bpf_verifier_opts o = env.opts(env.test_ops);
+  o.log_level = BPF_LOG_LEVEL2;
+  const bpf_verifier_result r =
+      bpf_check(Prog{BPF_LDX_MEM(BPF_DW, BPF_REG_1, BPF_REG_1, kCtxCgroup),
+                     BPF_CALL_KFUNC(kGetMemcg), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2),
+                     BPF_MOV64_REG(BPF_REG_1, BPF_REG_0), BPF_CALL_KFUNC(kPutMemcg), RET0},
+                o);
+  CAPTURE(r.log);
+  REQUIRE(r.ok());
+  CHECK_THAT(r.log, Catch::Contains("1: (85) call bpf_get_mem_cgroup#0"));
+  CHECK_THAT(r.log, Catch::Contains("4: (85) call bpf_put_mem_cgroup#1"));
+}
+
 TEST_CASE("verifier log: level 1 names the failing instruction, the reason and the state", "[bpfvm][verifier][log]") {
   VerifierEnv env;
   const bpf_verifier_result r =
