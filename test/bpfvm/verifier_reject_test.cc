@@ -48,7 +48,7 @@ REJECT("stack write below the 512-byte frame", raw, "invalid write to stack R10 
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -520, 0), RET0)
 REJECT("stack read at or above the frame pointer", raw, "invalid read from stack R10 off=0 size=8",
        BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_10, 0), BPF_EXIT_INSN())
-REJECT("misaligned stack access", raw, "misaligned stack access off (0x0; 0x0)+0+-4 size 8",
+REJECT("misaligned stack access", raw, "misaligned stack access off 0+0+-4 size 8",
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -4, 0), RET0)
 REJECT("read of uninitialised stack", raw, "invalid read from stack off -8+0 size 8",
        BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_10, -8), BPF_EXIT_INSN())
