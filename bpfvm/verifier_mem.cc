@@ -152,7 +152,8 @@ int check_ctx_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
   }
   const bpf_prog_type_desc &pt = env.ptype;
   if (pt.ctx_kind == bpf_ctx_kind::bytes) {
-    if (off < 0 || (u64)off + size > pt.ctx_size) {
+    // syscall_prog_is_valid_access(): in bounds and aligned to the access size.
+    if (off < 0 || (u64)off + size > pt.ctx_size || off % size) {
       env.verbose_err("invalid bpf_context access off=%d size=%d", off, size);
       return -EACCES;
     }

@@ -133,7 +133,7 @@ ACCEPT("bpf_loop with a counter in the caller's stack", raw,
        BPF_LDX_MEM(BPF_DW, BPF_REG_3, BPF_REG_2, 0), BPF_ALU64_IMM(BPF_ADD, BPF_REG_3, 1),
        BPF_STX_MEM(BPF_DW, BPF_REG_2, BPF_REG_3, 0), RET0)
 ACCEPT("syscall program reads and writes its context", syscall,
-       BPF_LDX_MEM(BPF_DW, BPF_REG_2, BPF_REG_1, 100), BPF_STX_MEM(BPF_DW, BPF_REG_1, BPF_REG_2, 8), RET0)
+       BPF_LDX_MEM(BPF_DW, BPF_REG_2, BPF_REG_1, 96), BPF_STX_MEM(BPF_DW, BPF_REG_1, BPF_REG_2, 8), RET0)
 ACCEPT("atomic add on the stack and a map value", raw,
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -8, 0), BPF_MOV64_IMM(BPF_REG_1, 1),
        BPF_ATOMIC_OP(BPF_DW, BPF_ADD, BPF_REG_10, BPF_REG_1, -8),

@@ -48,6 +48,9 @@ REJECT("stack write below the 512-byte frame", raw, "invalid write to stack R10 
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -520, 0), RET0)
 REJECT("stack read at or above the frame pointer", raw, "invalid read from stack R10 off=0 size=8",
        BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_10, 0), BPF_EXIT_INSN())
+REJECT("SYSCALL context access not aligned to its size", syscall,
+       "invalid bpf_context access off=2 size=4",
+       BPF_MOV64_IMM(BPF_REG_0, 0), BPF_STX_MEM(BPF_W, BPF_REG_1, BPF_REG_0, 2), BPF_EXIT_INSN())
 REJECT("misaligned stack access", raw, "misaligned stack access off 0+0+-4 size 8",
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -4, 0), RET0)
 REJECT("read of uninitialised stack", raw, "invalid read from stack off -8+0 size 8",
