@@ -263,7 +263,10 @@ int do_check(bpf_verifier_env &env) {
       case bpf_opc::K_EXIT:
         env.jmps_processed++;
         if (env.cur->active_lock.held) {
-          env.verbose_err("bpf_spin_unlock is missing");
+          if (env.cur->curframe() == 0)
+            env.verbose_err("BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region");
+          else
+            env.verbose_err("bpf_spin_unlock is missing");
           err = -EINVAL;
           break;
         }

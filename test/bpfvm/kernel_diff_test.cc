@@ -262,6 +262,7 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
     if (e.path().string().ends_with(".bpf.o")) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   size_t compared = 0, agree = 0, not_verified = 0, ctx_mem = 0, unloadable = 0;
+  size_t rejected = 0, same_error = 0;
   double worst = 1.0;
   std::string worst_prog;
   for (const std::string &path : files) {
@@ -297,7 +298,14 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
       CHECK(r.ok() == k.ok);
       if (r.ok() != k.ok) continue;
       agree++;
-      if (!k.ok || !k.processed) continue;
+      if (!k.ok) {
+        // The kernel's error line (the last before "processed") against ours.
+        rejected++;
+        const size_t nl = r.error.rfind('\n');
+        same_error += (nl == std::string::npos ? r.error : r.error.substr(nl + 1)) == k.first_error;
+        continue;
+      }
+      if (!k.processed) continue;
       const double ratio = r.insn_processed > k.processed
                                ? (double)r.insn_processed / k.processed
                                : (double)k.processed / std::max<u32>(r.insn_processed, 1);
@@ -308,6 +316,9 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
       }
     }
   }
+  WARN("kernel verifier differential (test/progs): " << same_error << "/" << rejected
+                                                     << " shared rejections with the kernel's "
+                                                        "error line");
   WARN("kernel verifier differential (test/progs): " << agree << "/" << compared
                                                      << " same verdict, worst processed ratio "
                                                      << worst << " (" << worst_prog << "), "

@@ -245,7 +245,8 @@ REJECT("task storage with an untrusted task", ops, "R2 must be referenced or tru
 REJECT("helper call while holding a spin lock", ops, "function calls are not allowed while holding a lock",
        LOOKUP(kLocked), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3), BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
        BPF_EMIT_CALL(BPF_FUNC_spin_lock), BPF_EMIT_CALL(BPF_FUNC_ktime_get_ns), RET0)
-REJECT("exit with a spin lock held", ops, "bpf_spin_unlock is missing",
+REJECT("exit with a spin lock held", ops,
+       "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region",
        LOOKUP(kLocked), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2), BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
        BPF_EMIT_CALL(BPF_FUNC_spin_lock), RET0)
 REJECT("spin lock in a map without one", ops, "map 'arr' has no valid bpf_spin_lock",
@@ -261,7 +262,8 @@ REJECT("bpf_loop callback returning outside [0, 1]", raw,
        BPF_MOV64_IMM(BPF_REG_0, 5), BPF_EXIT_INSN())
 
 // --- ring buffer references ----------------------------------------------------------------
-REJECT("ring-buffer record never submitted (leak at exit)", ops, "Unreleased reference id=",
+REJECT("ring-buffer record never submitted (leak at exit)", ops,
+       "Unreleased reference id=1 alloc_insn=4\nBPF_EXIT instruction in main prog would lead to reference leak",
        RESERVE16, RET0)
 REJECT("ring-buffer record leaked on one path", ops, "Unreleased reference id=",
        RESERVE16, BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1), BPF_ST_MEM(BPF_DW, BPF_REG_0, 0, 0), RET0)
