@@ -6,6 +6,9 @@
 // Emulation: see bpfvm/helpers_impl.h.
 #include "bpfvm/helpers_impl.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstring>
 #include <mutex>
@@ -129,6 +132,21 @@ BPF_HELPER(get_current_comm) {
   return 0;
 }
 
+// bpf_probe_read_kernel(dst, size, unsafe_ptr): copy_from_kernel_nofault(), the buffer zeroed
+// on a fault.
+BPF_HELPER(probe_read_kernel) {
+  bpf_run_ctx *ctx = bpf_current_run_ctx();
+  if (!check_mem(ctx, r1, r2, true, "bpf_probe_read_kernel", "dst")) return (u64)-EFAULT;
+  const u32 size = (u32)r2;
+  if (!size) return 0;
+  void *dst = reinterpret_cast<void *>(r1);
+  iovec local{dst, size};
+  iovec remote{reinterpret_cast<void *>(r3), size};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size) return 0;
+  std::memset(dst, 0, size);
+  return (u64)-EFAULT;
+}
+
 BPF_HELPER(get_current_task) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   if (ctx && ctx->chk) ctx->chk->trusted_ptrs.insert((u64)(uintptr_t)current);
@@ -228,6 +246,7 @@ std::span<const bpf_func_t> bpf_helper_table() {
     t[BPF_FUNC_get_current_pid_tgid] = get_current_pid_tgid;
     t[BPF_FUNC_get_current_comm] = get_current_comm;
     t[BPF_FUNC_get_current_task] = get_current_task;
+    t[BPF_FUNC_probe_read_kernel] = probe_read_kernel;
     t[BPF_FUNC_spin_lock] = spin_lock;
     t[BPF_FUNC_spin_unlock] = spin_unlock;
     t[BPF_FUNC_ktime_get_boot_ns] = ktime_get_boot_ns_h;

@@ -16,7 +16,8 @@
 //
 // Mirrors: kernel/bpf/helpers.c (bpf_map_lookup_elem, bpf_map_update_elem, bpf_map_delete_elem,
 //          bpf_get_smp_processor_id, bpf_ktime_get_ns, bpf_get_current_pid_tgid,
-//          bpf_get_current_comm, bpf_spin_lock, bpf_spin_unlock, bpf_loop in bpf_iter.c,
+//          bpf_get_current_comm, bpf_spin_lock, bpf_probe_read_kernel in
+//          kernel/trace/bpf_trace.c, bpf_spin_unlock, bpf_loop in bpf_iter.c,
 //          bpf_bprintf_prepare), kernel/trace/bpf_trace.c (bpf_trace_printk),
 //          kernel/bpf/core.c (bpf_user_rnd_u32), include/linux/bpf.h (struct bpf_run_ctx,
 //          bpf_set_run_ctx) (Linux 6.19)
@@ -29,6 +30,9 @@
 //  - checked runs: a pointer a helper receives is accepted inside the run's known regions (ctx,
 //    map values, ring-buffer records it holds) or inside the host stack window of the calling
 //    interpreter runs (where their BPF stacks live); the verifier proves exact bounds.
+//  - bpf_probe_read_kernel: the emulated kernel's address space is the process's. The source is
+//    read without faulting (process_vm_readv on the process itself, as the kernel's
+//    copy_from_kernel_nofault()): an unmapped address gives -EFAULT and a zeroed buffer.
 #pragma once
 
 // shim/thread_annotations.h before abseil: abseil redefines the same macros in a system

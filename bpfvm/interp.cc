@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "bpfvm/helper_proto.h"
 #include "shim/bug.h"
 #include "shim/compiler.h"
 
@@ -855,8 +856,13 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
     DInsn di{fast_labels[fast_handler(d->id, in, keeps_r6_r9)], in.imm, in.off, in.dst_reg,
              in.src_reg};
     if (d->id == BPF_OPC_JMP_CALL_HELPER) {
-      if (in.imm < 0 || (size_t)in.imm >= p.helpers_.size() || !p.helpers_[in.imm])
-        return fail(i, "invalid func unknown#" + std::to_string(in.imm));
+      if (in.imm < 0 || (size_t)in.imm >= p.helpers_.size() || !p.helpers_[in.imm]) {
+        const char *name = in.imm < 0 ? "unknown" : bpf_func_id_name((u32)in.imm);
+        if (!std::strcmp(name, "unknown"))
+          return fail(i, "invalid func unknown#" + std::to_string(in.imm));
+        return fail(i, std::string("helper bpf_") + name + "#" + std::to_string(in.imm) +
+                           " is not implemented by the emulator");
+      }
     } else if (d->id == BPF_OPC_JMP_CALL_KFUNC) {
       bpf_func_t fn = nullptr;
       for (const BpfKfunc &k : lp.kfuncs)

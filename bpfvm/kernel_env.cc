@@ -8,6 +8,7 @@
 #include "bpfvm/kernel_env.h"
 
 #include "absl/strings/str_format.h"
+#include "bpfvm/object_dump.h"
 
 namespace umemcg::emu {
 
@@ -196,7 +197,8 @@ const bpf_prog_type_desc *BpfKernelEnv::prog_type_for(const BpfProgram &p,
                   p.prog_type == BPF_PROG_TYPE_LSM
               ? nullptr
               : types_.find(p.prog_type);
-      if (!d) *why = absl::StrFormat("program type %d is not registered", (int)p.prog_type);
+      if (!d)
+        *why = absl::StrFormat("program type %s is not registered", bpf_prog_type_name(p.prog_type));
       return d;
     }
   }

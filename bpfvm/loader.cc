@@ -4,10 +4,13 @@
 //          bpf_object__init_maps, bpf_object__collect_relos) (Linux 6.19)
 #include "bpfvm/loader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -89,14 +92,60 @@ absl::StatusOr<BpfObject> load_object(absl::Span<const u8> image, const LoadOpti
 	return obj;
 }
 
+namespace {
+
+// The bytes of a regular file. A directory, FIFO, socket or device is refused before any read
+// (opened non-blocking: a FIFO without a writer would block the open); errors say why.
+absl::StatusOr<std::vector<u8>> read_object_file(const std::string &path)
+{
+	const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", path, std::strerror(errno)));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		const int e = errno;
+		close(fd);
+		return absl::InvalidArgumentError(absl::StrFormat("%s: cannot stat: %s", path, std::strerror(e)));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		const char *what = S_ISDIR(st.st_mode)	? "a directory"
+				   : S_ISFIFO(st.st_mode) ? "a FIFO"
+				   : S_ISSOCK(st.st_mode) ? "a socket"
+				   : S_ISCHR(st.st_mode)  ? "a character device"
+				   : S_ISBLK(st.st_mode)  ? "a block device"
+							  : "not a regular file";
+		return absl::InvalidArgumentError(
+			absl::StrFormat("%s: cannot load %s: a BPF object is an ELF file", path, what));
+	}
+	std::vector<u8> bytes;
+	bytes.reserve((size_t)st.st_size);
+	u8 buf[65536];
+	for (;;) {
+		const ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			const int e = errno;
+			close(fd);
+			return absl::DataLossError(absl::StrFormat("%s: read error: %s", path, std::strerror(e)));
+		}
+		if (n == 0)
+			break;
+		bytes.insert(bytes.end(), buf, buf + n);
+	}
+	close(fd);
+	return bytes;
+}
+
+}  // namespace
+
 absl::StatusOr<BpfObject> load_object_file(const std::string &path, const LoadOptions &opts)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
-		return absl::NotFoundError(absl::StrFormat("%s: cannot open", path));
-	std::vector<u8> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-	if (in.bad())
-		return absl::DataLossError(absl::StrFormat("%s: read error", path));
+	absl::StatusOr<std::vector<u8>> read = read_object_file(path);
+	if (!read.ok())
+		return read.status();
+	const std::vector<u8> &bytes = *read;
 	LoadOptions o = opts;
 	if (o.name.empty())
 		o.name = name_from_path(path);

@@ -384,11 +384,15 @@ absl::Status collect_programs(LoadCtx &ctx)
 			section_relocs(ctx, s, insns, static_cast<u32>(text.size()));
 		if (!relocs.ok())
 			return relocs.status();
-		SecDef def = parse_sec_name(s.name);
+		// libbpf: a leading '?' turns autoload off and is not part of the section's name.
+		const bool autoload = s.name.empty() || s.name[0] != '?';
+		const std::string sec_name = autoload ? s.name : s.name.substr(1);
+		SecDef def = parse_sec_name(sec_name);
 		for (const Func &f : *funcs) {
 			BpfProgram p;
 			p.name = f.name;
-			p.section = s.name;
+			p.section = sec_name;
+			p.autoload = autoload;
 			p.kind = def.kind;
 			p.prog_type = def.prog_type;
 			p.expected_attach_type = def.expected_attach_type;

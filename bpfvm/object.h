@@ -99,6 +99,8 @@ struct BpfProgram {
 	u32 expected_attach_type = 0;
 	std::string attach_target;  // "cgroup" in iter/cgroup, the member in struct_ops/x
 	bool sleepable = false;
+	// libbpf's autoload: false for a section written "?sec" (the '?' is not part of section).
+	bool autoload = true;
 	u32 btf_func_id = 0;        // BTF FUNC of the program, 0 if absent
 	u32 sec_insn_off = 0;       // first instruction within its section
 	u32 main_len = 0;           // insns of the program itself; subprogs follow

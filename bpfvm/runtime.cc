@@ -15,6 +15,7 @@
 #include "bpfvm/btf_util.h"
 #include "bpfvm/helpers_impl.h"
 #include "bpfvm/loader.h"
+#include "bpfvm/object_dump.h"
 #include "shim/errno.h"
 
 namespace umemcg::emu {
@@ -72,7 +73,20 @@ absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::link(BpfObject
     BpfLoadedProg &p = lo->progs_.emplace_back();
     p.obj_ = lo.get();
     p.spec_ = &spec;
-    if (absl::Status s = lo->link_program(p, opts); !s.ok()) return s;
+    // One program that cannot be linked does not take the object down (the kernel loads each
+    // program on its own): it is refused when run, with the reason. An unresolved kfunc
+    // extern fails the whole object, as libbpf's extern resolution does.
+    if (!spec.autoload) {
+      p.link_error_ = "program '" + spec.name + "' is not loaded: its section '?" + spec.section +
+                      "' turns autoload off";
+      continue;
+    }
+    if (absl::Status s = lo->link_program(p, opts); !s.ok()) {
+      if (absl::IsNotFound(s)) return s;
+      p.link_error_ = std::string(s.message());
+      p.exec_.reset();
+      lo->warnings_.push_back(p.link_error_);
+    }
   }
   return lo;
 }
@@ -94,9 +108,14 @@ absl::Status BpfLoadedObject::create_maps() {
     } else if (spec.origin == MapOrigin::kBtfMaps) {
       a.spin_lock_off = btf_find_spin_lock_off(obj_.btf.get(), spec.btf_value_type_id);
     }
-    if (emulator_lacks(a.map_type) || spec.origin == MapOrigin::kStructOps ||
-        spec.origin == MapOrigin::kStructOpsLink) {
-      warnings_.push_back("map '" + spec.name + "': " + std::to_string(a.map_type) +
+    if (spec.origin == MapOrigin::kStructOps || spec.origin == MapOrigin::kStructOpsLink) {
+      // The struct_ops value is registered with its subsystem when attached (kernel_env), not
+      // used as a map by programs: nothing to warn about.
+      maps_.push_back(bpf_map_create_unsupported(a));
+      continue;
+    }
+    if (emulator_lacks(a.map_type)) {
+      warnings_.push_back("map '" + spec.name + "': " + bpf_map_type_name(a.map_type) +
                           " maps are not implemented; every operation fails with -ENOTSUPP");
       maps_.push_back(bpf_map_create_unsupported(a));
       continue;
@@ -176,8 +195,8 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
         if (r.extern_idx >= obj_.externs.size()) return absl::InvalidArgumentError(at + ": no such extern");
         const Extern &e = obj_.externs[r.extern_idx];
         if (!e.resolved && !e.weak)
-          return absl::InvalidArgumentError(at + ": kfunc '" + e.name +
-                                            "' is not resolved (no kfunc registry has it)");
+          return absl::NotFoundError(at + ": kfunc '" + e.name +
+                                     "' is not resolved (no kfunc registry has it)");
         const bpf_insn &in = insns[r.insn_idx];
         bpf_func_t fn = e.kfunc && e.kfunc->fn ? e.kfunc->fn : unresolved_kfunc;
         bool dup = false;
@@ -187,16 +206,38 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
       }
     }
   }
-  // CO-RE poisoned instructions (loader_core.cc: a call to helper 0xbad2310): the verifier
-  // refuses a program that can reach one; in the code it proved unreachable they become the
-  // kernel's dead-code filler, "ja -1" (sanitize_dead_code). A checked run that reaches one
-  // spins until its instruction budget ends the run with a fault.
-  for (bpf_insn &in : insns)
+  // CO-RE poisoned instructions (loader_core.cc: a call to helper 0xbad2310) and writes to the
+  // frame pointer: the verifier refuses a program that can reach one; in the code it proved
+  // unreachable they become the kernel's dead-code filler, "ja -1" (sanitize_dead_code). A
+  // checked run that reaches one spins until its instruction budget ends the run with a fault.
+  auto writes_fp = [](const bpf_insn &in) {
+    const u8 cls = in.code & 7;
+    return in.dst_reg == BPF_REG_10 && (cls == BPF_ALU || cls == BPF_ALU64 || cls == BPF_LDX ||
+                                        in.code == (BPF_LD | BPF_IMM | BPF_DW));
+  };
+  for (size_t i = 0; i < insns.size(); i++) {
+    bpf_insn &in = insns[i];
+    if (writes_fp(in)) {
+      const bool ld64 = in.code == (BPF_LD | BPF_IMM | BPF_DW);
+      in = bpf_insn{};
+      in.code = BPF_JMP | BPF_JA;
+      in.off = -1;
+      if (ld64 && i + 1 < insns.size()) {
+        insns[i + 1] = in;  // the second slot becomes a filler too
+        i++;
+      }
+      continue;
+    }
+    if (in.code == (BPF_LD | BPF_IMM | BPF_DW)) {
+      i++;  // the second slot is data
+      continue;
+    }
     if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && (u32)in.imm == kCorePoisonHelper) {
       in = bpf_insn{};
       in.code = BPF_JMP | BPF_JA;
       in.off = -1;
     }
+  }
   // Verified programs run in the fast and checked modes: no safe-mode code.
   const BpfPrepareOpts popts{.safe_mode = false};
   auto exec = BpfExecProg::prepare({insns, bpf_helper_table(), p.kfuncs_}, popts);

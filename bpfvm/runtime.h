@@ -91,10 +91,12 @@ class BpfLoadedProg {
   BpfLoadedObject &object() const { return *obj_; }
 
   // THE execution-mode switch: fast mode only for programs the verifier accepted.
-  bool fast() const { return verdict_.available && verdict_.accepted; }
-  // Whether run() runs the program: accepted by the verifier, or linked with run_unverified
-  // (then in the checked interpreter).
-  bool runnable() const { return fast() || run_unverified_; }
+  bool fast() const { return verdict_.available && verdict_.accepted && exec_; }
+  // Whether run() runs the program: linked, and accepted by the verifier or linked with
+  // run_unverified (then in the checked interpreter).
+  bool runnable() const { return exec_ && (fast() || run_unverified_); }
+  // Why the program was not linked (autoload off, a helper the emulator lacks); empty if it was.
+  const std::string &link_error() const { return link_error_; }
   // Why run() refuses the program (empty when runnable()).
   std::string refusal() const;
 
@@ -120,6 +122,7 @@ class BpfLoadedProg {
   std::deque<BpfCallback> callbacks_;  // stable addresses: programs load them
   BpfVerdict verdict_;
   bool run_unverified_ = false;
+  std::string link_error_;
 };
 
 class BpfLoadedObject {

@@ -92,6 +92,7 @@ const BpfCallback *BpfLoadedProg::find_callback(u64 value) const {
 
 std::string BpfLoadedProg::refusal() const {
   if (runnable()) return "";
+  if (!link_error_.empty()) return link_error_;
   if (!verdict_.available)
     return "program '" + name() + "' was not verified (link with run_unverified to run it checked)";
   return "the verifier rejected program '" + name() + "': " + verdict_.error;

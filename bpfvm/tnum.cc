@@ -116,8 +116,12 @@ tnum tnum_const_subreg(tnum a, u32 value) { return tnum_with_subreg(a, tnum_cons
 
 std::string tnum_str(tnum a) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "(0x%llx; 0x%llx)", (unsigned long long)a.value,
-                (unsigned long long)a.mask);
+  // A constant prints as its value, as the kernel's log does ("off 0+-8+2").
+  if (tnum_is_const(a))
+    std::snprintf(buf, sizeof(buf), "%#llx", (unsigned long long)a.value);
+  else
+    std::snprintf(buf, sizeof(buf), "(0x%llx; 0x%llx)", (unsigned long long)a.value,
+                  (unsigned long long)a.mask);
   return buf;
 }
 

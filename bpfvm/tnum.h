@@ -59,7 +59,8 @@ tnum tnum_with_subreg(tnum reg, tnum subreg);
 tnum tnum_const_subreg(tnum a, u32 value);
 inline bool tnum_subreg_is_const(tnum a) { return !(u32)a.mask; }
 
-// "(0x0; 0xff)" as the verifier log prints it (tnum_strn), and the binary form (tnum_sbin).
+// "(0x0; 0xff)" as the verifier log prints it (tnum_strn; a constant as its value, "0x10"), and
+// the binary form (tnum_sbin).
 std::string tnum_str(tnum a);
 std::string tnum_sbin(tnum a);
 

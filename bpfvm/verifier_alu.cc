@@ -313,6 +313,9 @@ int adjust_ptr_min_max_vals(bpf_verifier_env &env, const bpf_insn &insn, u8 op,
   }
   switch (base_type(ptr.type)) {
     case CONST_PTR_TO_MAP:
+      // A map pointer may only be added a known zero.
+      if (op == BPF_ADD && tnum_is_const(off_reg.var_off) && off_reg.var_off.value == 0) break;
+      [[fallthrough]];
     case PTR_TO_FUNC:
       env.verbose_err("R%u pointer arithmetic on %s prohibited", dreg,
                       reg_type_name(ptr.type).c_str());

@@ -270,7 +270,7 @@ int setup_loop_callback(bpf_verifier_env &env, const call_meta &meta, u32 *insn_
   const u32 idx = *insn_idx;
   if (meta.subprogno < 0) return 0;
   if (env.cur->curframe() + 1 >= (u32)MAX_CALL_FRAMES) {
-    env.verbose_err("the call stack of %u frames is too deep !", env.cur->curframe() + 2);
+    env.verbose_err("the call stack of %u frames is too deep", env.cur->curframe() + 2);
     return -E2BIG;
   }
   if (!push_stack(env, idx + 1, idx)) return -E2BIG;  // zero iterations
@@ -334,6 +334,13 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
   call_meta meta;
   for (u32 i = 0; i < 5; i++)
     if (int err = check_func_arg(env, i, fn->arg_type[i], *fn, meta)) return err;
+  // record_func_map(): a program may not change a map it may only read.
+  if (meta.map && meta.map->rdonly_prog &&
+      (func_id == BPF_FUNC_map_delete_elem || func_id == BPF_FUNC_map_update_elem ||
+       func_id == BPF_FUNC_map_push_elem || func_id == BPF_FUNC_map_pop_elem)) {
+    env.verbose_err("write into map forbidden");
+    return -EACCES;
+  }
 
   if (func_id == BPF_FUNC_spin_lock) {
     if (env.cur->active_lock.held) {
@@ -550,7 +557,7 @@ int check_func_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx) 
   const u32 idx = *insn_idx;
   const u32 target = (u32)((s64)idx + insn.imm + 1);
   if (env.cur->curframe() + 1 >= (u32)MAX_CALL_FRAMES) {
-    env.verbose_err("the call stack of %u frames is too deep !", env.cur->curframe() + 2);
+    env.verbose_err("the call stack of %u frames is too deep", env.cur->curframe() + 2);
     return -E2BIG;
   }
   if (env.cur->active_lock.held) {

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/verifier_cfg.cc: the program's shape before exploration: subprogram layout, control
 // flow graph checks (jumps inside their subprogram, every instruction reachable), prune
-// points, static register liveness, and the combined stack depth of call chains.
+// points, static register and stack-slot liveness and precision, and the frames and combined
+// stack depth of every call chain.
 //
 // Mirrors: kernel/bpf/verifier.c (check_subprogs, check_cfg, visit_insn, mark_prune_point,
-//          compute_live_registers, check_max_stack_depth) (Linux 6.19)
+//          compute_live_registers, check_max_stack_depth_subprog), kernel/bpf/liveness.c
+//          (stack slot liveness) (Linux 6.19)
 // Emulation: back-edges are always allowed (privileged loader); loops are proven bounded by
-//   exploration. Liveness is a plain backward data-flow over the CFG, used only to ignore
-//   dead registers when comparing states.
+//   exploration. Liveness and precision are plain data-flows over the CFG, used only to ignore
+//   dead registers and slots, and the ranges of scalars no safety check depends on, when
+//   comparing states; precision is static where the kernel backtracks from each check
+//   (mark_chain_precision): a register that reaches a branch is precise even when the branch
+//   is not decided.
 #include <algorithm>
+#include <climits>
 
 #include "bpfvm/verifier_state.h"
 
@@ -124,17 +130,23 @@ int check_cfg(bpf_verifier_env &env) {
   work.reserve(cnt);
   work.push_back(0);
   seen[0] = 1;
-  env.aux[0].prune_point = true;
   while (!work.empty()) {
     const u32 i = work.back();
     work.pop_back();
     u32 succ[2];
     const int n = successors(env, i, succ);
     const bpf_form_desc &f = bpf_form_of(*env.aux[i].desc);
+    // Prune points as the kernel's visit_insn() marks them: a conditional jump and its target,
+    // a jump's target, the instruction after a call, a bpf-to-bpf call (or callback reference)
+    // and the subprogram it enters.
+    if (f.kind == bpf_opc::K_COND_JUMP) {
+      env.aux[i].prune_point = true;
+      env.aux[succ[1]].prune_point = true;
+    } else if (f.kind == bpf_opc::K_JUMP || f.kind == bpf_opc::K_CALL) {
+      env.aux[succ[0]].prune_point = true;
+    }
     for (int k = 0; k < n; k++) {
       const u32 s = succ[k];
-      if (f.kind == bpf_opc::K_JUMP || f.kind == bpf_opc::K_COND_JUMP || f.kind == bpf_opc::K_CALL)
-        env.aux[s].prune_point = true;
       if (!seen[s]) {
         seen[s] = 1;
         work.push_back(s);
@@ -143,6 +155,8 @@ int check_cfg(bpf_verifier_env &env) {
     const s64 e = callee_entry(env, i);
     if (e >= 0) {
       const u32 s = (u32)e;
+      env.aux[i].prune_point = true;
+      env.aux[i + f.slots < cnt ? i + f.slots : i].prune_point = true;
       env.aux[s].prune_point = true;
       if (!seen[s]) {
         seen[s] = 1;
@@ -158,6 +172,190 @@ int check_cfg(bpf_verifier_env &env) {
     }
   }
   return 0;
+}
+
+namespace {
+
+// What a register may hold, for the stack liveness: a pointer into the current frame's stack at
+// a known offset from fp, something that is certainly not one, or unknown (it may point
+// anywhere in the frame's stack).
+constexpr s64 kFpTop = INT64_MIN;
+constexpr s64 kNotStack = INT64_MAX;
+struct fp_regs {
+  s64 r[MAX_BPF_REG];
+  bool reached = false;
+};
+
+bool fp_meet(fp_regs &into, const fp_regs &from) {
+  if (!from.reached) return false;
+  if (!into.reached) {
+    into = from;
+    return true;
+  }
+  bool changed = false;
+  for (int i = 0; i < MAX_BPF_REG; i++)
+    if (into.r[i] != from.r[i] && into.r[i] != kFpTop) {
+      into.r[i] = kFpTop;
+      changed = true;
+    }
+  return changed;
+}
+
+// The registers after insn k, given them before it.
+void fp_transfer(const bpf_verifier_env &env, u32 k, fp_regs &st) {
+  using namespace bpf_opc;
+  const bpf_opcode_desc *d = env.aux[k].desc;
+  const bpf_form_desc &f = bpf_form_of(*d);
+  const bpf_insn &insn = env.insns[k];
+  s64 &dst = st.r[insn.dst_reg];
+  const s64 src = st.r[insn.src_reg];
+  switch (f.kind) {
+    case K_ALU: {
+      const bool alu64 = (insn.code & 7) == BPF_ALU64;
+      const u8 op = insn.code & 0xf0;
+      const bool x = (insn.code & BPF_X) == BPF_X && (f.flow & RD_SRC);
+      if (!alu64) {
+        dst = kNotStack;  // a 32-bit result is no pointer
+      } else if (op == BPF_MOV) {
+        dst = x ? (insn.off ? kNotStack : src) : kNotStack;
+      } else if (!x && (op == BPF_ADD || op == BPF_SUB) && dst != kFpTop && dst != kNotStack) {
+        dst = op == BPF_ADD ? dst + insn.imm : dst - insn.imm;
+      } else if (dst == kNotStack && (!x || src == kNotStack)) {
+        // scalar op scalar stays no stack pointer
+      } else {
+        dst = kFpTop;
+      }
+      break;
+    }
+    case K_LD_IMM64:
+      dst = kNotStack;
+      break;
+    case K_LOAD:
+      // A fill from the stack may be a spilled stack pointer; other memory holds none.
+      dst = src == kNotStack ? kNotStack : kFpTop;
+      break;
+    case K_ATOMIC: {
+      const s64 v = dst == kNotStack ? kNotStack : kFpTop;
+      if (f.flow & WR_SRC) st.r[insn.src_reg] = v;
+      if (f.flow & WR_R0) st.r[BPF_REG_0] = v;
+      break;
+    }
+    case K_CALL:
+    case K_PACKET:
+      for (int i = 1; i <= 5; i++) st.r[i] = kNotStack;
+      // A subprogram may return a pointer into its caller's stack; helpers and kfuncs return
+      // none.
+      st.r[BPF_REG_0] = f.kind == K_CALL && bpf_pseudo_call(insn) ? kFpTop : kNotStack;
+      break;
+    default:
+      break;
+  }
+}
+
+// Slots of [off, off + size) from fp, or every slot when the offset is unknown.
+u64 fp_slots(s64 base, s64 off, s64 size) {
+  if (base == kNotStack) return 0;
+  if (base == kFpTop) return ~0ull;
+  const s64 lo = base + off;
+  if (lo >= 0 || lo < -MAX_BPF_STACK) return 0;
+  const s64 hi = std::min<s64>(lo + size, 0);
+  u64 m = 0;
+  for (s64 a = lo; a < hi; a += BPF_REG_SIZE) m |= 1ull << ((-a - 1) / BPF_REG_SIZE);
+  m |= 1ull << ((-(hi - 1) - 1) / BPF_REG_SIZE);
+  return m;
+}
+
+int access_size(u8 code) {
+  static constexpr int sizes[4] = {4, 2, 1, 8};
+  return sizes[(code >> 3) & 3];
+}
+
+}  // namespace
+
+void compute_live_stack(bpf_verifier_env &env) {
+  using namespace bpf_opc;
+  const u32 cnt = (u32)env.insns.size();
+  // Forward: what each register may hold before each instruction.
+  std::vector<fp_regs> in(cnt);
+  for (const bpf_subprog_info &sp : env.subprogs) {
+    if (sp.start >= cnt) continue;
+    fp_regs entry;
+    entry.reached = true;
+    for (s64 &r : entry.r) r = kNotStack;  // arguments point into a caller's frame, if anywhere
+    entry.r[BPF_REG_FP] = 0;
+    fp_meet(in[sp.start], entry);
+  }
+  bool has_callbacks = false;
+  for (const bpf_subprog_info &sp : env.subprogs) has_callbacks |= sp.is_callback;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (u32 k = 0; k < cnt; k++) {
+      if (!env.aux[k].desc || !in[k].reached) continue;
+      fp_regs out = in[k];
+      fp_transfer(env, k, out);
+      u32 succ[2];
+      const int n = successors(env, k, succ);
+      for (int j = 0; j < n; j++)
+        if (succ[j] < cnt) changed |= fp_meet(in[succ[j]], out);
+    }
+  }
+  // Backward: slots read before fully written.
+  std::vector<u64> use(cnt, 0), def(cnt, 0);
+  for (u32 k = 0; k < cnt; k++) {
+    const bpf_opcode_desc *d = env.aux[k].desc;
+    if (!d) continue;
+    const fp_regs &st = in[k];
+    if (!st.reached) continue;
+    const bpf_form_desc &f = bpf_form_of(*d);
+    const bpf_insn &insn = env.insns[k];
+    switch (f.kind) {
+      case K_LOAD:
+        use[k] = fp_slots(st.r[insn.src_reg], insn.off, access_size(insn.code));
+        break;
+      case K_ATOMIC:
+        use[k] = fp_slots(st.r[insn.dst_reg], insn.off, access_size(insn.code));
+        break;
+      case K_STORE: {
+        const s64 b = st.r[insn.dst_reg];
+        if (b != kFpTop && b != kNotStack && access_size(insn.code) == BPF_REG_SIZE &&
+            (b + insn.off) % BPF_REG_SIZE == 0)
+          def[k] = fp_slots(b, insn.off, BPF_REG_SIZE);
+        break;
+      }
+      case K_CALL: {
+        // A helper reads from a stack pointer argument up to the frame's top; a subprogram or a
+        // callback may read anywhere in the frame through it.
+        const bool any_frame = bpf_pseudo_call(insn) || has_callbacks;
+        for (int i = 1; i <= 5; i++) {
+          const s64 a = st.r[i];
+          if (a == kNotStack) continue;
+          use[k] |= (a == kFpTop || any_frame) ? ~0ull : fp_slots(a, 0, -a);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (u32 k = cnt; k-- > 0;) {
+      const bpf_opcode_desc *d = env.aux[k].desc;
+      if (!d) continue;
+      u64 out = 0;
+      if (bpf_form_of(*d).kind != K_EXIT) {
+        u32 succ[2];
+        const int n = successors(env, k, succ);
+        for (int j = 0; j < n; j++)
+          if (succ[j] < cnt) out |= env.aux[succ[j]].live_stack_in;
+      }
+      const u64 li = use[k] | (out & ~def[k]);
+      if (li != env.aux[k].live_stack_in) {
+        env.aux[k].live_stack_in = li;
+        changed = true;
+      }
+    }
+  }
 }
 
 void compute_live_registers(bpf_verifier_env &env) {
@@ -204,98 +402,218 @@ void compute_live_registers(bpf_verifier_env &env) {
   }
 }
 
-void compute_precise_registers(bpf_verifier_env &env) {
+namespace {
+
+int mem_size(u8 code) {
+  static constexpr int sizes[4] = {4, 2, 1, 8};
+  return sizes[(code >> 3) & 3];
+}
+
+// Stack slots (bits spi) holding any byte of [off, off + size) from fp; 0 when outside the stack
+// (check_mem_access() rejects that access).
+u64 stack_slots(s64 off, int size) {
+  if (off >= 0 || off < -MAX_BPF_STACK || off + size > 0) return 0;
+  const u32 hi = (u32)((-off - 1) / BPF_REG_SIZE);
+  const u32 lo = (u32)((-(off + size - 1) - 1) / BPF_REG_SIZE);
+  u64 m = 0;
+  for (u32 spi = lo; spi <= hi; spi++) m |= 1ull << spi;
+  return m;
+}
+
+constexpr u64 kAllSlots = ~0ull;
+
+}  // namespace
+
+// One backward pass: returns whether any aux[].precise_in/precise_stack_in changed.
+static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack) {
   using namespace bpf_opc;
   const u32 cnt = (u32)env.insns.size();
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    for (u32 k = cnt; k-- > 0;) {
-      const bpf_opcode_desc *d = env.aux[k].desc;
-      if (!d) continue;
-      const bpf_form_desc &f = bpf_form_of(*d);
-      const bpf_insn &insn = env.insns[k];
-      u32 succ[2];
-      const int n = successors(env, k, succ);
-      u16 out = 0;
-      for (int j = 0; j < n; j++)
-        if (succ[j] < cnt) out |= env.aux[succ[j]].precise_in;
-      const u16 dst = (u16)(1u << insn.dst_reg), src = (u16)(1u << insn.src_reg);
-      u16 in = out;
-      switch (f.kind) {
-        case K_ALU: {
-          const bool needed = out & dst;
-          in &= (u16)~dst;
-          if (needed) {
-            if (f.flow & RD_DST) in |= dst;
-            if (f.flow & RD_SRC) in |= src;
+  bool changed = false;
+  for (u32 k = cnt; k-- > 0;) {
+    const bpf_opcode_desc *d = env.aux[k].desc;
+    if (!d) continue;
+    const bpf_form_desc &f = bpf_form_of(*d);
+    const bpf_insn &insn = env.insns[k];
+    u32 succ[2];
+    const int n = successors(env, k, succ);
+    u16 out = 0;
+    u64 sout = 0;
+    for (int j = 0; j < n; j++) {
+      if (succ[j] >= cnt) continue;
+      out |= env.aux[succ[j]].precise_in;
+      sout |= env.aux[succ[j]].precise_stack_in;
+    }
+    const u16 dst = (u16)(1u << insn.dst_reg), src = (u16)(1u << insn.src_reg);
+    u16 in = out;
+    u64 sin = sout;
+    switch (f.kind) {
+      case K_ALU: {
+        const bool needed = out & dst;
+        in &= (u16)~dst;
+        if (needed) {
+          if (f.flow & RD_DST) in |= dst;
+          if (f.flow & RD_SRC) in |= src;
+        }
+        break;
+      }
+      case K_LD_IMM64:
+        in &= (u16)~dst;
+        break;
+      case K_LOAD: {
+        const bool needed = out & dst;
+        in = (u16)((in & ~dst) | src);
+        // A filled register that must stay precise makes the slots it came from precise; a
+        // load through another pointer may read any stack slot.
+        if (needed)
+          sin |= insn.src_reg == BPF_REG_FP ? stack_slots(insn.off, mem_size(insn.code))
+                                            : kAllSlots;
+        break;
+      }
+      case K_STORE:
+        // The address, and the stored value when it may be filled back into a precise
+        // register: a slot of precise_stack_in, or anywhere through another pointer.
+        in |= dst;
+        if (insn.dst_reg == BPF_REG_FP) {
+          const int size = mem_size(insn.code);
+          const u64 slots = stack_slots(insn.off, size);
+          if ((f.flow & RD_SRC) && (sout & slots)) in |= src;
+          if (size == BPF_REG_SIZE && insn.off % BPF_REG_SIZE == 0) sin &= ~slots;
+        } else if (f.flow & RD_SRC) {
+          in |= src;
+        }
+        break;
+      case K_ATOMIC:
+        if (f.flow & WR_SRC) in &= (u16)~src;
+        if (f.flow & WR_R0) in &= (u16)~1u;
+        in |= dst;
+        if (f.flow & RD_SRC) in |= src;
+        if (f.flow & RD_R0) in |= 1u;
+        sin |= insn.dst_reg == BPF_REG_FP ? stack_slots(insn.off, mem_size(insn.code))
+                                          : ((f.flow & (WR_SRC | WR_R0)) ? kAllSlots : 0);
+        break;
+      case K_COND_JUMP:
+        in |= dst;
+        if (f.flow & RD_SRC) in |= src;
+        break;
+      case K_CALL:
+      case K_PACKET:
+        in = (u16)((in & ~0x3fu) | 0x3eu | (1u << BPF_REG_6));
+        if (f.flow & RD_DST) in |= dst;
+        if (f.kind == K_CALL) {
+          if (bpf_pseudo_call(insn)) {
+            const u64 t = (u64)k + (u64)(s64)insn.imm + 1;
+            if (t < cnt && env.reads_caller_stack[env.aux[t].subprogno]) sin = kAllSlots;
+          } else if (callbacks_read_caller_stack) {
+            sin = kAllSlots;
           }
+        }
+        break;
+      case K_EXIT:
+        in = (env.aux[k].subprogno > 0 || env.ptype.has_retval_range) ? 1u : 0u;
+        sin = 0;
+        break;
+      case K_JUMP:
+        break;
+    }
+    in |= (u16)(1u << BPF_REG_FP);
+    in &= env.aux[k].live_in;
+    if (in != env.aux[k].precise_in || sin != env.aux[k].precise_stack_in) {
+      env.aux[k].precise_in = in;
+      env.aux[k].precise_stack_in = sin;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// Subprograms that may load a precise value through a pointer other than fp (K_LOAD into a
+// register of the next instruction's precise_in, or an atomic fetch), then closed over the
+// static call graph.
+static bool update_reads_caller_stack(bpf_verifier_env &env) {
+  using namespace bpf_opc;
+  const u32 cnt = (u32)env.insns.size();
+  std::vector<u8> r(env.subprogs.size(), 0);
+  for (u32 k = 0; k < cnt; k++) {
+    const bpf_opcode_desc *d = env.aux[k].desc;
+    if (!d) continue;
+    const bpf_form_desc &f = bpf_form_of(*d);
+    const bpf_insn &insn = env.insns[k];
+    bool ptr_read = false;
+    if (f.kind == K_LOAD && insn.src_reg != BPF_REG_FP && k + 1 < cnt)
+      ptr_read = env.aux[k + 1].precise_in & (1u << insn.dst_reg);
+    else if (f.kind == K_ATOMIC && insn.dst_reg != BPF_REG_FP)
+      ptr_read = f.flow & (WR_SRC | WR_R0);
+    if (ptr_read) r[env.aux[k].subprogno] = 1;
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t s = 0; s < r.size(); s++) {
+      if (r[s]) continue;
+      for (u32 c : env.subprogs[s].callees)
+        if (c < r.size() && r[c]) {
+          r[s] = 1;
+          grew = true;
           break;
         }
-        case K_LD_IMM64:
-          in &= (u16)~dst;
-          break;
-        case K_LOAD:
-          in = (u16)((in & ~dst) | src);
-          break;
-        case K_STORE:
-        case K_ATOMIC:
-          // The address, and the stored value (it may be reloaded from the stack).
-          if (f.flow & WR_SRC) in &= (u16)~src;
-          if (f.flow & WR_R0) in &= (u16)~1u;
-          in |= dst;
-          if (f.flow & RD_SRC) in |= src;
-          if (f.flow & RD_R0) in |= 1u;
-          break;
-        case K_COND_JUMP:
-          in |= dst;
-          if (f.flow & RD_SRC) in |= src;
-          break;
-        case K_CALL:
-        case K_PACKET:
-          in = (u16)((in & ~0x3fu) | 0x3eu | (1u << BPF_REG_6));
-          if (f.flow & RD_DST) in |= dst;
-          break;
-        case K_EXIT:
-          in = (env.aux[k].subprogno > 0 || env.ptype.has_retval_range) ? 1u : 0u;
-          break;
-        case K_JUMP:
-          break;
-      }
-      in |= (u16)(1u << BPF_REG_FP);
-      in &= env.aux[k].live_in;
-      if (in != env.aux[k].precise_in) {
-        env.aux[k].precise_in = in;
-        changed = true;
-      }
     }
+  }
+  const bool changed = r != env.reads_caller_stack;
+  env.reads_caller_stack = std::move(r);
+  return changed;
+}
+
+void compute_precise_registers(bpf_verifier_env &env) {
+  // Precise registers decide which subprograms read their callers' stacks, which widen the
+  // precise slots at their call sites: iterate both to a common fixpoint (both only grow).
+  env.reads_caller_stack.assign(env.subprogs.size(), 0);
+  for (;;) {
+    bool callbacks = false;
+    for (size_t s = 0; s < env.subprogs.size(); s++)
+      callbacks |= env.subprogs[s].is_callback && env.reads_caller_stack[s];
+    while (precise_pass(env, callbacks)) {
+    }
+    if (!update_reads_caller_stack(env)) break;
   }
 }
 
 namespace {
 
-// Frame bytes of the deepest call chain from subprog s (call graphs here are acyclic or limited
-// by frame depth).
-u32 deepest_chain(const bpf_verifier_env &env, std::vector<u8> &visiting, u32 s, u32 depth) {
-  if (depth >= (u32)MAX_CALL_FRAMES || visiting[s]) return 0;
-  visiting[s] = 1;
-  u32 best = 0;
-  for (u32 c : env.subprogs[s].callees) best = std::max(best, deepest_chain(env, visiting, c, depth + 1));
-  visiting[s] = 0;
+// check_max_stack_depth_subprog(): walks the static call graph from subprogram s, called at
+// frame `frame` with `depth` stack bytes below it, whatever the values that decide the calls:
+// every call chain, recursive ones included, must fit in MAX_CALL_FRAMES frames and
+// MAX_BPF_STACK bytes. walked[s * MAX_CALL_FRAMES + frame] - 1 is the deepest stack s was
+// walked from at that frame without an error: a shallower walk cannot fail (this bounds the
+// walk of call graphs with many paths to each subprogram).
+int walk_call_chain(bpf_verifier_env &env, std::vector<u32> &walked, u32 s, u32 frame,
+                    u32 depth) {
+  u32 &seen = walked[(size_t)s * MAX_CALL_FRAMES + frame];
+  if (seen && depth + 1 <= seen) return 0;
   const u32 d = std::max<u32>(env.subprogs[s].stack_depth, 1);
-  return (d + 31) / 32 * 32 + best;
+  depth += (d + 31) / 32 * 32;
+  if (depth > (u32)MAX_BPF_STACK) {
+    env.verbose_err("combined stack size of %u calls is %u. Too large", frame + 1, depth);
+    return -EACCES;
+  }
+  const std::vector<u32> &callees = env.subprogs[s].callees;
+  for (size_t i = 0; i < callees.size(); i++) {
+    if (std::find(callees.begin(), callees.begin() + (long)i, callees[i]) !=
+        callees.begin() + (long)i)
+      continue;
+    if (frame + 1 >= (u32)MAX_CALL_FRAMES) {
+      env.verbose_err("the call stack of %u frames is too deep !", frame + 1);
+      return -E2BIG;
+    }
+    if (int err = walk_call_chain(env, walked, callees[i], frame + 1, depth)) return err;
+  }
+  seen = std::max(seen, depth - (d + 31) / 32 * 32 + 1);
+  return 0;
 }
 
 }  // namespace
 
 int check_max_stack_depth(bpf_verifier_env &env) {
-  std::vector<u8> visiting(env.subprogs.size(), 0);
-  const u32 total = deepest_chain(env, visiting, 0, 0);
-  if (total > (u32)MAX_BPF_STACK) {
-    env.verbose_err("combined stack size of %zu calls is %u. Too large", env.subprogs.size(), total);
-    return -EACCES;
-  }
-  return 0;
+  std::vector<u32> walked(env.subprogs.size() * MAX_CALL_FRAMES, 0);
+  return walk_call_chain(env, walked, 0, 0, 0);
 }
 
 }  // namespace umemcg

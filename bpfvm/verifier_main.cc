@@ -205,8 +205,18 @@ int do_check(bpf_verifier_env &env) {
     const bpf_opcode_desc &d = *env.aux[idx].desc;
     env.scratched_regs = 0;
     env.scratched_stack = 0;
-    if (env.log_on(BPF_LOG_LEVEL2))
-      env.log("%u: (%02x) %s", idx, insn.code, bpf_insn_str(env.insns, idx).c_str());
+    if (env.log_on(BPF_LOG_LEVEL2)) {
+      // A kfunc call by name, as the kernel's log prints it (call <name>#<btf id>).
+      const emu::KfuncDesc *kf =
+          d.id == BPF_OPC_JMP_CALL_KFUNC && insn.imm >= 0 &&
+                  (size_t)insn.imm < env.opts.kfuncs.size()
+              ? env.opts.kfuncs[(size_t)insn.imm]
+              : nullptr;
+      if (kf)
+        env.log("%u: (%02x) call %s#%d", idx, insn.code, kf->name.c_str(), insn.imm);
+      else
+        env.log("%u: (%02x) %s", idx, insn.code, bpf_insn_str(env.insns, idx).c_str());
+    }
 
     u32 next = idx + 1;
     int err = 0;
@@ -253,7 +263,10 @@ int do_check(bpf_verifier_env &env) {
       case bpf_opc::K_EXIT:
         env.jmps_processed++;
         if (env.cur->active_lock.held) {
-          env.verbose_err("bpf_spin_unlock is missing");
+          if (env.cur->curframe() == 0)
+            env.verbose_err("BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region");
+          else
+            env.verbose_err("bpf_spin_unlock is missing");
           err = -EINVAL;
           break;
         }

@@ -67,8 +67,7 @@ int check_mem_region_access(bpf_verifier_env &env, u32 regno, const bpf_reg_stat
   }
   if (!access_ok(reg.smin_value + fixed)) {
     report(reg.smin_value + fixed);
-    if (!tnum_is_const(reg.var_off))
-      env.verbose_err("R%u min value is outside of the allowed memory range", regno);
+    env.verbose_err("R%u min value is outside of the allowed memory range", regno);
     return -EACCES;
   }
   if (reg.umax_value >= (u64)BPF_MAX_VAR_OFF) {
@@ -78,8 +77,7 @@ int check_mem_region_access(bpf_verifier_env &env, u32 regno, const bpf_reg_stat
   }
   if (!access_ok((s64)reg.umax_value + fixed)) {
     report((s64)reg.umax_value + fixed);
-    if (!tnum_is_const(reg.var_off))
-      env.verbose_err("R%u max value is outside of the allowed memory range", regno);
+    env.verbose_err("R%u max value is outside of the allowed memory range", regno);
     return -EACCES;
   }
   return 0;
@@ -99,9 +97,22 @@ int check_map_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
       return -EACCES;
     }
   }
-  if (t == BPF_WRITE && map->rdonly_prog) {
-    env.verbose_err("write into map forbidden, value_size=%u off=%lld size=%d", map->value_size,
-                    (long long)(reg.smin_value + reg.off + off), size);
+  (void)t;
+  return 0;
+}
+
+// The program's access rights to a map's values (BPF_F_RDONLY_PROG, frozen; BPF_F_WRONLY_PROG);
+// off is the access offset including the pointer's fixed offset.
+int check_map_access_type(bpf_verifier_env &env, const bpf_verifier_map &map, s64 off, int size,
+                          bpf_access_type t) {
+  if (t == BPF_WRITE && map.rdonly_prog) {
+    env.verbose_err("write into map forbidden, value_size=%u off=%lld size=%d", map.value_size,
+                    (long long)off, size);
+    return -EACCES;
+  }
+  if (t == BPF_READ && !map.rdonly_prog && (map.map_flags & BPF_F_WRONLY_PROG)) {
+    env.verbose_err("read from map forbidden, value_size=%u off=%lld size=%d", map.value_size,
+                    (long long)off, size);
     return -EACCES;
   }
   return 0;
@@ -141,7 +152,8 @@ int check_ctx_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
   }
   const bpf_prog_type_desc &pt = env.ptype;
   if (pt.ctx_kind == bpf_ctx_kind::bytes) {
-    if (off < 0 || (u64)off + size > pt.ctx_size) {
+    // syscall_prog_is_valid_access(): in bounds and aligned to the access size.
+    if (off < 0 || (u64)off + size > pt.ctx_size || off % size) {
       env.verbose_err("invalid bpf_context access off=%d size=%d", off, size);
       return -EACCES;
     }
@@ -260,6 +272,15 @@ int check_mem_access(bpf_verifier_env &env, u32 insn_idx, u32 regno, s32 off, in
           // BPF_ST: a constant (the immediate, sign-extended) is stored.
           __mark_reg_known(val, (u64)(s64)env.insns[env.cur->insn_idx].imm);
           val.type = SCALAR_VALUE;
+        } else if (val.type == SCALAR_VALUE && tnum_is_const(reg.var_off) &&
+                   min_off % BPF_REG_SIZE == 0) {
+          // A scalar spill links the slot and the register (assign_scalar_id_before_mov()) when
+          // the value fits the spill's size, so that a bound learned on either, or on a fill
+          // of the slot, applies to all of them; a narrowing spill breaks the link.
+          bpf_reg_state &src = f.regs[value_regno];
+          const bool fits = size == BPF_REG_SIZE || !(src.umax_value >> 1 >> (size * 8 - 1));
+          if (fits && !src.id && !tnum_is_const(src.var_off)) src.id = env.new_id();
+          val.id = fits ? src.id : 0;
         }
         return check_stack_write(env, sf, regno, min_off, max_off, size, val,
                                  !tnum_is_const(reg.var_off));
@@ -270,6 +291,8 @@ int check_mem_access(bpf_verifier_env &env, u32 insn_idx, u32 regno, s32 off, in
     }
     case PTR_TO_MAP_VALUE: {
       if (ptr_val && !env.opts.allow_ptr_leaks) return leak("map");
+      if (int err = check_map_access_type(env, *reg.map_ptr, (s64)reg.off + off, size, t))
+        return err;
       if (int err = check_map_access(env, regno, reg, off, size, false, t)) return err;
       u64 v;
       if (t == BPF_READ && map_direct_read(*reg.map_ptr, reg, off, size, &v)) {
@@ -404,6 +427,7 @@ int check_helper_mem_access(bpf_verifier_env &env, u32 regno, u64 access_size, b
       if (size == 0 && zero_size_allowed) return 0;
       return check_stack_helper_access(env, regno, reg, size, t);
     case PTR_TO_MAP_VALUE:
+      if (int err = check_map_access_type(env, *reg.map_ptr, reg.off, size, t)) return err;
       return check_map_access(env, regno, reg, 0, size, zero_size_allowed, t);
     case PTR_TO_MAP_KEY:
       if (t == BPF_WRITE) {

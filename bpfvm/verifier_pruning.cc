@@ -9,15 +9,18 @@
 //    being explored is an ancestor of the current path: the path looped back. If the two
 //    states are equal the loop makes no progress ("infinite loop detected"); otherwise the
 //    loop is unrolled further (bounded by the complexity limit).
-//  - Registers dead at the instruction (static liveness) are ignored; everything else is
-//    compared with range_within/tnum_in and consistent id mappings (check_ids), so that
+//  - Registers and stack slots dead at the instruction (static liveness) are ignored; scalars
+//    (registers and spilled) no later safety check depends on compare equal; everything else
+//    is compared with range_within/tnum_in and consistent id mappings (check_ids), so that
 //    registers linked in the checkpoint are linked in the current state too.
 //
 // Mirrors: kernel/bpf/verifier.c (is_state_visited, states_equal, func_states_equal, regsafe,
 //          stacksafe, refsafe, check_ids, range_within, update_branch_counts) (Linux 6.19)
-// Emulation: no precision tracking (mark_chain_precision): every live scalar is compared by
-//   range, which prunes less than the kernel but never more. Checkpoint heuristics follow the
-//   kernel (a new checkpoint after >= 2 jumps and >= 8 instructions; evict after many misses).
+// Emulation: precision is the static analysis of verifier_cfg.cc, not the kernel's
+//   backtracking (mark_chain_precision): it marks at least what the kernel would, so it prunes
+//   less than the kernel but never more. Checkpoint heuristics follow the kernel (a new
+//   checkpoint after >= 2 jumps and >= 8 instructions, in a loop only every 20 jumps or 100
+//   instructions; evict after many misses).
 #include <algorithm>
 #include <cstring>
 
@@ -103,20 +106,57 @@ bool regsafe(const bpf_reg_state &o, const bpf_reg_state &c, idmap &ids, bpf_exa
   return bounds_ok && ids.check(o.id, c.id) && ids.check(o.ref_obj_id, c.ref_obj_id);
 }
 
-bool stacksafe(const bpf_func_state &o, const bpf_func_state &c, idmap &ids, bpf_exact exact) {
+// The slot as one scalar register, if it is one (kernel: scalar_reg_for_stack()): a 64-bit
+// scalar spill, or eight scalar bytes (MISC, or INVALID where uninitialised reads are allowed),
+// an unknown scalar.
+const bpf_reg_state *scalar_reg_for_stack(const bpf_stack_state &s, bool allow_uninit) {
+  static const bpf_reg_state unbound = [] {
+    bpf_reg_state r;
+    __mark_reg_unknown(r);
+    return r;
+  }();
+  bool spill = true, misc = true;
+  for (u8 t : s.slot_type) {
+    spill &= t == STACK_SPILL;
+    misc &= t == STACK_MISC || (allow_uninit && t == STACK_INVALID);
+  }
+  if (spill && s.spilled_ptr.type == SCALAR_VALUE) return &s.spilled_ptr;
+  if (misc) return &unbound;
+  return nullptr;
+}
+
+// precise: bit spi set when the slot's scalar value may still decide a safety check.
+bool stacksafe(const bpf_func_state &o, const bpf_func_state &c, idmap &ids, bpf_exact exact,
+               u64 precise, u64 live, bool allow_uninit) {
   for (size_t spi = 0; spi < o.stack.size(); spi++) {
     const bpf_stack_state &os = o.stack[spi];
     const bpf_stack_state *cs = spi < c.stack.size() ? &c.stack[spi] : nullptr;
-    bool spill_checked = false;
+    if (exact == bpf_exact::exact) {
+      for (int b = 0; b < BPF_REG_SIZE; b++)
+        if (os.slot_type[b] != (cs ? cs->slot_type[b] : (u8)STACK_INVALID)) return false;
+    }
+    // A slot no path from here reads (kernel: no REG_LIVE_READ mark).
+    if (exact == bpf_exact::range_within && spi < 64 && !((live >> spi) & 1)) continue;
+    bool used = false;
+    for (u8 t : os.slot_type)
+      used |= t != STACK_INVALID && !(allow_uninit && t == STACK_MISC);
+    if (!used) continue;
+    if (!cs) return false;
+    const bool slot_precise = spi >= 64 || (precise >> spi) & 1;
+    const bpf_reg_state *oreg = scalar_reg_for_stack(os, allow_uninit);
+    const bpf_reg_state *creg = oreg ? scalar_reg_for_stack(*cs, allow_uninit) : nullptr;
+    if (oreg && creg) {
+      if (!regsafe(*oreg, *creg, ids, exact, slot_precise)) return false;
+      continue;
+    }
     for (int b = 0; b < BPF_REG_SIZE; b++) {
       const u8 ot = os.slot_type[b];
-      const u8 ct = cs ? cs->slot_type[b] : (u8)STACK_INVALID;
-      if (exact == bpf_exact::exact && ot != ct) return false;
+      const u8 ct = cs->slot_type[b];
       switch (ot) {
         case STACK_INVALID:
           continue;
         case STACK_MISC:
-          if (ct == STACK_MISC || ct == STACK_ZERO) continue;
+          if (allow_uninit || ct == STACK_MISC || ct == STACK_ZERO) continue;
           if (ct == STACK_SPILL && cs->spilled_ptr.type == SCALAR_VALUE) continue;
           return false;
         case STACK_ZERO:
@@ -125,15 +165,15 @@ bool stacksafe(const bpf_func_state &o, const bpf_func_state &c, idmap &ids, bpf
           return false;
         case STACK_SPILL:
           if (ct != STACK_SPILL) return false;
-          if (!spill_checked) {
-            spill_checked = true;
-            if (!regsafe(os.spilled_ptr, cs->spilled_ptr, ids, exact)) return false;
-          }
           continue;
         default:
           return false;
       }
     }
+    // A narrower spill (byte 0, the lowest address, starts it) or a spilled pointer.
+    if (os.slot_type[0] == STACK_SPILL &&
+        !regsafe(os.spilled_ptr, cs->spilled_ptr, ids, exact, slot_precise))
+      return false;
   }
   if (exact == bpf_exact::exact) {
     for (size_t spi = o.stack.size(); spi < c.stack.size(); spi++)
@@ -161,7 +201,7 @@ u16 frame_mask(const bpf_verifier_env &env, const bpf_verifier_state &st, size_t
 
 bool stack_within(const bpf_func_state &old, const bpf_func_state &cur) {
   idmap ids;
-  return stacksafe(old, cur, ids, bpf_exact::range_within);
+  return stacksafe(old, cur, ids, bpf_exact::range_within, ~0ull, ~0ull, false);
 }
 
 namespace {
@@ -172,7 +212,22 @@ namespace {
 struct frame_masks {
   u16 live[MAX_CALL_FRAMES];
   u16 precise[MAX_CALL_FRAMES];
+  u64 precise_stack[MAX_CALL_FRAMES];
+  u64 live_stack[MAX_CALL_FRAMES];
 };
+
+// Precise stack slots of frame i (the precise_stack_in of its current or return instruction);
+// all of them while a deeper frame may read this one's stack through a pointer.
+u64 frame_stack_mask(const bpf_verifier_env &env, const bpf_verifier_state &st, size_t i) {
+  if (i + 1 == st.frame.size()) return env.aux[st.insn_idx].precise_stack_in;
+  for (size_t j = i + 1; j < st.frame.size(); j++) {
+    const u32 sp = st.frame[j].subprogno;
+    if (sp >= env.reads_caller_stack.size() || env.reads_caller_stack[sp]) return ~0ull;
+  }
+  const u32 ret = (u32)st.frame[i + 1].callsite + 1;
+  if (ret >= env.aux.size()) return ~0ull;
+  return env.aux[ret].precise_stack_in;
+}
 
 void compute_frame_masks(const bpf_verifier_env &env, const bpf_verifier_state &cur,
                          frame_masks &m) {
@@ -180,11 +235,18 @@ void compute_frame_masks(const bpf_verifier_env &env, const bpf_verifier_state &
   for (size_t i = 0; i < n; i++) {
     m.live[i] = frame_mask(env, cur, i, false);
     m.precise[i] = frame_mask(env, cur, i, true);
+    m.precise_stack[i] = frame_stack_mask(env, cur, i);
+    // A caller's slots: those live across its call (the call reads what it passes on).
+    m.live_stack[i] = i + 1 == cur.frame.size()
+                          ? env.aux[cur.insn_idx].live_stack_in
+                          : ((u32)cur.frame[i + 1].callsite < env.aux.size()
+                                 ? env.aux[cur.frame[i + 1].callsite].live_stack_in
+                                 : ~0ull);
   }
 }
 
 bool states_equal_masked(const bpf_verifier_state &old, const bpf_verifier_state &cur,
-                         bpf_exact exact, const frame_masks &masks) {
+                         bpf_exact exact, const frame_masks &masks, bool allow_uninit) {
   if (old.frame.size() != cur.frame.size() || cur.frame.size() > (size_t)MAX_CALL_FRAMES)
     return false;
   if (old.active_lock.held != cur.active_lock.held || old.active_lock.map != cur.active_lock.map)
@@ -201,7 +263,8 @@ bool states_equal_masked(const bpf_verifier_state &old, const bpf_verifier_state
       if (!(live & (1u << r))) continue;
       if (!regsafe(o.regs[r], c.regs[r], ids, exact, precise & (1u << r))) return false;
     }
-    if (!stacksafe(o, c, ids, exact)) return false;
+    if (!stacksafe(o, c, ids, exact, masks.precise_stack[i], masks.live_stack[i], allow_uninit))
+      return false;
   }
   // The same references, acquired in the same places (refsafe).
   if (old.refs.size() != cur.refs.size()) return false;
@@ -220,7 +283,7 @@ bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
     return false;
   frame_masks masks;
   compute_frame_masks(env, cur, masks);
-  return states_equal_masked(old, cur, exact, masks);
+  return states_equal_masked(old, cur, exact, masks, env.opts.allow_uninit_stack);
 }
 
 void update_branch_counts(bpf_verifier_env &env, bpf_branch_node *node) {
@@ -234,27 +297,33 @@ void update_branch_counts(bpf_verifier_env &env, bpf_branch_node *node) {
 int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
   bpf_verifier_state &cur = *env.cur;
   auto &list = env.explored[insn_idx];
-  const bool add_new_state = env.jmps_processed - env.prev_jmps_processed >= 2 &&
-                             env.insn_processed - env.prev_insn_processed >= 8;
+  bool add_new_state = env.jmps_processed - env.prev_jmps_processed >= 2 &&
+                       env.insn_processed - env.prev_insn_processed >= 8;
   constexpr u32 n = 3;
   if (!list.empty() && !env.liveness_done) {
     // states_equal() ignores dead registers: the static liveness is needed from here on.
     compute_live_registers(env);
+    compute_live_stack(env);
     compute_precise_registers(env);
     env.liveness_done = true;
   }
   frame_masks masks;
   if (!list.empty()) compute_frame_masks(env, cur, masks);
+  const bool uninit = env.opts.allow_uninit_stack;
   for (size_t i = 0; i < list.size();) {
     bpf_verifier_state_list &sl = list[i];
     bool miss = true;
     if (sl.node->branches > 0) {
       // An ancestor of this path: the program looped back here.
-      if (states_equal_masked(*sl.state, cur, bpf_exact::exact, masks)) {
+      if (states_equal_masked(*sl.state, cur, bpf_exact::exact, masks, uninit)) {
         env.verbose_err("infinite loop detected at insn %u", insn_idx);
         return -EINVAL;
       }
-    } else if (states_equal_masked(*sl.state, cur, bpf_exact::range_within, masks)) {
+      // In a loop, iterations differ: a checkpoint only every 20 jumps or 100 instructions.
+      if (env.jmps_processed - env.prev_jmps_processed < 20 &&
+          env.insn_processed - env.prev_insn_processed < 100)
+        add_new_state = false;
+    } else if (states_equal_masked(*sl.state, cur, bpf_exact::range_within, masks, uninit)) {
       sl.hit_cnt++;
       return 1;
     }

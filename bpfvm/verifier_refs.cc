@@ -44,6 +44,8 @@ int check_reference_leak(bpf_verifier_env &env, bool exception_exit) {
     env.verbose_err("Unreleased reference id=%u alloc_insn=%d", r.id, r.insn_idx);
     err = -EINVAL;
   }
+  if (err && env.cur->curframe() == 0)
+    env.verbose_err("BPF_EXIT instruction in main prog would lead to reference leak");
   return err;
 }
 

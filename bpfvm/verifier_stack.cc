@@ -102,13 +102,16 @@ int check_stack_write(bpf_verifier_env &env, bpf_func_state &f, u32 regno, s64 m
       return -EACCES;
     }
     const bool zero = register_is_null(val);
-    if (idx == 0 && (is_pointer(val) || (!zero || size == BPF_REG_SIZE))) {
-      // A spill: the register's state is kept (save_register_state); a narrower scalar spill
-      // covers the low-addressed bytes and the rest of the slot turns into scalar bytes.
+    if (idx == 0) {
+      // A spill, at any size for a scalar (a register, or BPF_ST's immediate): the register's
+      // state is kept (save_register_state). A narrower spill covers the low-addressed bytes;
+      // the rest of the slot keeps its known zeros and uninitialised bytes, other bytes become
+      // scalar bytes (mark_stack_slot_misc()).
       s->spilled_ptr = val;
       for (int i = 0; i < BPF_REG_SIZE; i++) {
         if (i < size) s->slot_type[i] = STACK_SPILL;
-        else if (s->slot_type[i] == STACK_SPILL) s->slot_type[i] = STACK_MISC;
+        else if (s->slot_type[i] != STACK_ZERO && s->slot_type[i] != STACK_INVALID)
+          s->slot_type[i] = STACK_MISC;
       }
     } else {
       scrub_spill(*s);
@@ -168,16 +171,38 @@ int check_stack_read(bpf_verifier_env &env, bpf_func_state &f, u32 regno, const 
       if (idx == 0 && size <= spill_size) {
         *out = sp;
         if (size < BPF_REG_SIZE) {
-          out->id = 0;
-          coerce_reg_to_size(*out, size);
-        }
-        if (sign_ext) {
-          out->id = 0;
-          coerce_reg_to_size_sx(*out, size);
+          // A narrowing fill keeps the link to the spilled register when the value fits.
+          if (sp.umax_value >> 1 >> (size * 8 - 1)) out->id = 0;
+          if (sign_ext) {
+            out->id = 0;
+            coerce_reg_to_size_sx(*out, size);
+          } else {
+            coerce_reg_to_size(*out, size);
+          }
         }
         return 0;
       }
-      // A part of a spilled scalar that is not its low bytes: unknown bytes.
+      // Other bytes of a spilled scalar: a known zero if every byte read is a zero (spilled
+      // constant 0 or STACK_ZERO), unknown otherwise.
+      int spill_cnt = 0, zero_cnt = 0;
+      for (int i = 0; i < size; i++) {
+        const u8 t = s->slot_type[idx + i];
+        if (t == STACK_SPILL) spill_cnt++;
+        else if (t == STACK_ZERO) zero_cnt++;
+        else if (t == STACK_INVALID && !allow_uninit) {
+          env.verbose_err("invalid read from stack off %lld+%d size %d", (long long)min_off, i,
+                          size);
+          return -EACCES;
+        }
+      }
+      if (zero_cnt == size || (spill_cnt == size && register_is_null(sp))) {
+        __mark_reg_known(*out, 0);
+        return 0;
+      }
+      __mark_reg_unknown(*out);
+      if (sign_ext) coerce_reg_to_size_sx(*out, size);
+      else coerce_reg_to_size(*out, size);
+      return 0;
     }
     bool all_zero = true;
     for (int i = 0; i < size; i++) {

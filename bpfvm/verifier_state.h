@@ -148,10 +148,19 @@ struct bpf_insn_aux_data {
   bool prune_point = false;
   bool seen = false;
   u16 live_in = 0;   // registers read before written on some path from here
+  // Stack slots of the frame running this instruction (bit spi) that some path from here may
+  // read before writing all 8 bytes (compute_live_stack()); other slots are ignored when states
+  // are compared, as the kernel ignores slots without a read mark.
+  u64 live_stack_in = 0;
   // Registers whose value may still decide a safety check (an address, a branch, a helper
   // argument, a stored or returned value) on some path from here: a static stand-in for the
   // kernel's precision marks. Other live scalars compare equal whatever their ranges.
   u16 precise_in = 0;
+  // The same for the stack slots of the frame running this instruction (bit spi covers
+  // [-(spi+1)*8, -spi*8) from its fp): slots whose value may be filled into a register of
+  // precise_in. Other spilled scalars compare equal whatever their ranges, as the kernel's
+  // imprecise spilled registers do.
+  u64 precise_stack_in = 0;
   u32 subprogno = 0;
 };
 
@@ -162,6 +171,10 @@ struct bpf_verifier_env {
   bpf_verifier_result &res;
   std::vector<bpf_insn_aux_data> aux;
   std::vector<bpf_subprog_info> subprogs;
+  // Per subprogram: it, or a function it calls, may load a value that must stay precise
+  // through a pointer other than its own fp, which may point into a caller's stack; every
+  // stack slot of its callers is then precise while it runs (compute_precise_registers()).
+  std::vector<u8> reads_caller_stack;
 
   std::unique_ptr<bpf_verifier_state> cur;      // the path being explored
   std::vector<std::unique_ptr<bpf_verifier_state>> stack;  // pending branches
@@ -287,6 +300,7 @@ void bpf_for_each_reg(bpf_verifier_state &st, Fn fn) {
 int check_subprogs(bpf_verifier_env &env);
 int check_cfg(bpf_verifier_env &env);
 void compute_live_registers(bpf_verifier_env &env);
+void compute_live_stack(bpf_verifier_env &env);
 void compute_precise_registers(bpf_verifier_env &env);
 int check_max_stack_depth(bpf_verifier_env &env);
 u32 find_subprog(const bpf_verifier_env &env, u32 insn_idx);

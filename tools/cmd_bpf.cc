@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // tools/cmd_bpf.cc: `umemcg bpf verify | disasm | dump` and the bpf verb table.
 //
-//   verify FILE.o   each program's verdict and verifier log; exit 0 when all are accepted, 1 when
+//   verify FILE.o [--log-level N]
+//                   each program's verdict and verifier log (level N, 1 by default); exit 0 when all are accepted, 1 when
 //                   one is rejected, 2 when the object cannot be loaded or linked. Without a
 //                   verifier in the build it loads and links the object and says so (exit 0).
 //   disasm FILE.o   each program in the verifier log's syntax, with relocations named (maps,
@@ -10,6 +11,8 @@
 #include "shim/thread_annotations.h"  // before abseil, see bpfvm/map.h
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -39,11 +42,37 @@ bool one_file(std::span<char *const> args, const char *verb) {
   return false;
 }
 
+int verify_usage() {
+  std::fprintf(stderr, "usage: umemcg bpf verify FILE.o [--log-level N]\n");
+  return kExitUsage;
+}
+
 int verify(std::span<char *const> args) {
-  if (!one_file(args, "verify")) return kExitUsage;
-  auto obj = load_object_file(args[0], load_options());
+  const char *file = nullptr;
+  BpfLinkOptions lopts;
+  for (size_t i = 0; i < args.size(); i++) {
+    if (!std::strcmp(args[i], "--log-level")) {
+      if (i + 1 >= args.size()) return verify_usage();
+      char *end = nullptr;
+      const unsigned long lvl = std::strtoul(args[++i], &end, 0);
+      if (!end || *end || lvl > 2) {
+        std::fprintf(stderr, "umemcg bpf verify: --log-level: 0, 1 or 2, not '%s'\n", args[i]);
+        return kExitUsage;
+      }
+      lopts.log_level = (u32)lvl;
+    } else if (args[i][0] == '-' && args[i][1]) {
+      std::fprintf(stderr, "umemcg bpf verify: unknown option '%s'\n", args[i]);
+      return verify_usage();
+    } else if (file) {
+      return verify_usage();
+    } else {
+      file = args[i];
+    }
+  }
+  if (!file) return verify_usage();
+  auto obj = load_object_file(file, load_options());
   if (!obj.ok()) {
-    std::fprintf(stderr, "umemcg bpf verify: cannot load %s: %s\n", args[0],
+    std::fprintf(stderr, "umemcg bpf verify: cannot load %s\n",
                  std::string(obj.status().message()).c_str());
     return kExitUsage;
   }
@@ -55,9 +84,9 @@ int verify(std::span<char *const> args) {
   cfg.mode = Mode::simulated;
   Machine m(cfg);
   absl::StatusOr<std::unique_ptr<BpfLoadedObject>> linked = absl::UnknownError("not linked");
-  m.exec([&] { linked = BpfLoadedObject::link(std::move(*obj)); });
+  m.exec([&] { linked = BpfLoadedObject::link(std::move(*obj), lopts); });
   if (!linked.ok()) {
-    std::fprintf(stderr, "umemcg bpf verify: cannot link %s: %s\n", args[0],
+    std::fprintf(stderr, "umemcg bpf verify: cannot link %s: %s\n", file,
                  std::string(linked.status().message()).c_str());
     return kExitUsage;
   }
@@ -70,6 +99,11 @@ int verify(std::span<char *const> args) {
   for (BpfLoadedProg &p : (*linked)->programs()) {
     const BpfVerdict &v = p.verdict();
     const char *type = bpf_prog_type_name(p.prog_type());
+    if (!p.spec().autoload) {
+      std::printf("program %s (?%s, %s): not loaded (autoload off)\n", p.name().c_str(),
+                  p.spec().section.c_str(), type);
+      continue;
+    }
     if (!v.available) {
       std::printf("program %s (%s, %s): linked, not verified\n", p.name().c_str(),
                   p.spec().section.c_str(), type);
@@ -114,7 +148,7 @@ int disasm(std::span<char *const> args) {
   if (!one_file(args, "disasm")) return kExitUsage;
   auto obj = load_object_file(args[0], load_options());
   if (!obj.ok()) {
-    std::fprintf(stderr, "umemcg bpf disasm: cannot load %s: %s\n", args[0],
+    std::fprintf(stderr, "umemcg bpf disasm: cannot load %s\n",
                  std::string(obj.status().message()).c_str());
     return kExitUsage;
   }
@@ -149,7 +183,7 @@ int dump(std::span<char *const> args) {
   if (!one_file(args, "dump")) return kExitUsage;
   auto obj = load_object_file(args[0], load_options());
   if (!obj.ok()) {
-    std::fprintf(stderr, "umemcg bpf dump: cannot load %s: %s\n", args[0],
+    std::fprintf(stderr, "umemcg bpf dump: cannot load %s\n",
                  std::string(obj.status().message()).c_str());
     return kExitUsage;
   }
@@ -158,11 +192,23 @@ int dump(std::span<char *const> args) {
 }
 
 const Command kBpfCommands[] = {
-    {"verify", "FILE.o", "verify every program, print verdicts and logs", verify},
-    {"disasm", "FILE.o", "disassemble every program with relocations named", disasm},
-    {"run", "FILE.o PROG [--ctx HEX]", "test-run a SYSCALL program on a simulated machine",
-     cmd_bpf_run},
-    {"dump", "FILE.o", "print the loaded object (programs, maps, relocations)", dump},
+    {"verify", "FILE.o [--log-level N]", "verify every program, print verdicts and logs", verify,
+     "  --log-level N   0: verdicts only; 1 (default): the kernel's log level 1 (the path to a\n"
+     "                  rejection, the statistics line); 2: every instruction of every path with\n"
+     "                  its register and stack state\n"
+     "exit: 0 all accepted, 1 a program was rejected, 2 bad arguments or an object that cannot\n"
+     "      be loaded or linked\n"},
+    {"disasm", "FILE.o", "disassemble every program with relocations named", disasm,
+     "exit: 0, or 2 when the object cannot be loaded\n"},
+    {"run", "FILE.o PROG [--ctx HEX|@HEXFILE] [--seed N] [--unverified]",
+     "test-run a SYSCALL program on a simulated machine", cmd_bpf_run,
+     "  --ctx HEX       the context bytes (hex; @FILE reads them from FILE)\n"
+     "  --seed N        the simulated machine's seed\n"
+     "  --unverified    run a program the verifier rejects in the checked interpreter\n"
+     "exit: 0 the program ran, 1 the test run failed, 2 bad arguments, an object that cannot be\n"
+     "      loaded, or no such program\n"},
+    {"dump", "FILE.o", "print the loaded object (programs, maps, relocations)", dump,
+     "exit: 0, or 2 when the object cannot be loaded\n"},
 };
 
 }  // namespace

@@ -16,6 +16,7 @@ struct Command {
   const char *args;     // "FILE.o PROG [--ctx HEX]"
   const char *summary;
   int (*fn)(std::span<char *const> args);
+  const char *help;     // more lines for `<verb> --help` (options, exit statuses), or nullptr
 };
 
 // Exit statuses shared by the commands.

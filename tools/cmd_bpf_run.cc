@@ -8,12 +8,15 @@
 // or an object that cannot be loaded/linked, or no such program.
 #include "shim/thread_annotations.h"  // before abseil, see bpfvm/map.h
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -52,6 +55,42 @@ bool parse_hex(const char *s, std::vector<u8> *out, std::string *why) {
   return true;
 }
 
+// The contents of a regular file; a directory or FIFO is refused before reading (a FIFO
+// without a writer would block), an error says why.
+bool read_text_file(const std::string &path, std::string *out, std::string *why) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    *why = std::strerror(errno);
+    close(fd);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *why = S_ISDIR(st.st_mode) ? std::strerror(EISDIR) : "not a regular file";
+    close(fd);
+    return false;
+  }
+  out->clear();
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *why = std::strerror(errno);
+      close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    out->append(buf, (size_t)n);
+  }
+  close(fd);
+  return true;
+}
+
 int usage() {
   std::fprintf(stderr, "usage: umemcg bpf run FILE.o PROG [--ctx HEX|@HEXFILE] [--seed N] [--unverified]\n");
   return kExitUsage;
@@ -71,12 +110,12 @@ int cmd_bpf_run(std::span<char *const> args) {
     if (!std::strcmp(args[i], "--ctx") && i + 1 < args.size()) {
       std::string text = args[++i];
       if (!text.empty() && text[0] == '@') {  // hex read from a file (large contexts)
-        std::ifstream in(text.substr(1));
-        if (!in) {
-          std::fprintf(stderr, "umemcg bpf run: --ctx: cannot read %s\n", text.c_str() + 1);
+        const std::string path = text.substr(1);
+        if (!read_text_file(path, &text, &why)) {
+          std::fprintf(stderr, "umemcg bpf run: --ctx: cannot read %s: %s\n", path.c_str(),
+                       why.c_str());
           return kExitUsage;
         }
-        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
       }
       if (!parse_hex(text.c_str(), &ctx, &why)) {
         std::fprintf(stderr, "umemcg bpf run: --ctx: %s\n", why.c_str());
@@ -104,7 +143,7 @@ int cmd_bpf_run(std::span<char *const> args) {
     m.exec([&] {
       auto lo = BpfLoadedObject::open(file, bpf_kernel_load_options(), lopts);
       if (!lo.ok()) {
-        std::fprintf(stderr, "umemcg bpf run: cannot load %s: %s\n", file,
+        std::fprintf(stderr, "umemcg bpf run: cannot load %s\n",
                      std::string(lo.status().message()).c_str());
         status = kExitUsage;
         return;

@@ -5,24 +5,41 @@
 #include <string>
 
 #include "mm/bpf_memcontrol.h"
+#ifndef UMEMCG_VERSION
+#error "UMEMCG_VERSION must name the project version (tools/meson.build)"
+#endif
 #include "tools/cmd_bpf.h"
 
 namespace umemcg::cli {
 
+bool is_help(const char *arg) {
+  return !std::strcmp(arg, "--help") || !std::strcmp(arg, "-h") || !std::strcmp(arg, "help");
+}
+
 int dispatch(std::span<const Command> table, const std::string &prefix, std::span<char *const> args) {
-  if (args.empty() || !std::strcmp(args[0], "--help") || !std::strcmp(args[0], "help")) {
+  if (args.empty() || is_help(args[0])) {
     print_usage(table, prefix, args.empty() ? stderr : stdout);
     return args.empty() ? kExitUsage : kExitOk;
   }
-  for (const Command &c : table)
-    if (!std::strcmp(c.name, args[0])) return c.fn(args.subspan(1));
+  for (const Command &c : table) {
+    if (std::strcmp(c.name, args[0])) continue;
+    // A verb's own help (a group, "<verb> ...", prints its table when called).
+    const bool group = c.args[0] == '<';
+    if (!group && args.size() > 1 && (!std::strcmp(args[1], "--help") || !std::strcmp(args[1], "-h"))) {
+      std::printf("usage: %s %s %s\n\n%s\n", prefix.c_str(), c.name, c.args, c.summary);
+      if (c.help) std::printf("\n%s", c.help);
+      return kExitOk;
+    }
+    return c.fn(args.subspan(1));
+  }
   std::fprintf(stderr, "%s: unknown command '%s'\n", prefix.c_str(), args[0]);
   print_usage(table, prefix, stderr);
   return kExitUsage;
 }
 
 void print_usage(std::span<const Command> table, const std::string &prefix, FILE *out) {
-  std::fprintf(out, "usage: %s <command> [args]\n\ncommands:\n", prefix.c_str());
+  std::fprintf(out, "usage: %s <command> [args]%s\n\ncommands:\n", prefix.c_str(),
+               prefix == "umemcg" ? " | --version" : "");
   for (const Command &c : table) {
     std::string head = std::string(c.name) + " " + c.args;
     std::fprintf(out, "  %-36s %s\n", head.c_str(), c.summary);
@@ -34,7 +51,7 @@ namespace {
 int cmd_bpf(std::span<char *const> args) { return dispatch(bpf_commands(), "umemcg bpf", args); }
 
 const Command kTopLevel[] = {
-    {"bpf", "<verb> ...", "BPF objects: verify, disasm, run, dump", cmd_bpf},
+    {"bpf", "<verb> ...", "BPF objects: verify, disasm, run, dump", cmd_bpf, nullptr},
 };
 
 }  // namespace
@@ -43,6 +60,10 @@ const Command kTopLevel[] = {
 int main(int argc, char **argv) {
   using namespace umemcg::cli;
   // Boot: the subsystems register their BPF program types, structs and kfuncs.
+  if (argc == 2 && !std::strcmp(argv[1], "--version")) {
+    std::printf("umemcg %s\n", UMEMCG_VERSION);
+    return kExitOk;
+  }
   umemcg::bpf_memcontrol_init();
   return dispatch(kTopLevel, "umemcg", std::span<char *const>(argv + 1, argc > 0 ? argc - 1 : 0));
 }

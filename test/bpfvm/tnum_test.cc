@@ -30,6 +30,8 @@ TEST_CASE("tnum: constants, ranges and printing", "[bpfvm][tnum]") {
   CHECK(tnum_range(7, 7) == tnum_const(7));
   CHECK(tnum_is_unknown(tnum_range(0, ~0ull)));
   CHECK(tnum_str(tnum{0, 0xff}) == "(0x0; 0xff)");
+  CHECK(tnum_str(tnum{0, 0}) == "0");
+  CHECK(tnum_str(tnum{0x10, 0}) == "0x10");
   CHECK(tnum_in(tnum{0, 0xff}, tnum_const(0x7f)));
   CHECK_FALSE(tnum_in(tnum_const(0x7f), tnum{0, 0xff}));
   CHECK(tnum_is_aligned(tnum{0, 0xf0}, 16));

@@ -36,6 +36,10 @@ namespace {
 
 }  // namespace
 
+ACCEPT("a map pointer plus a known zero (the kernel allows +0)", raw,
+       BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, 0),
+       BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
 ACCEPT("map value access after a NULL check", raw,
        LOOKUP(kArray), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2),
        BPF_LDX_MEM(BPF_DW, BPF_REG_1, BPF_REG_0, 40), BPF_ST_MEM(BPF_DW, BPF_REG_0, 0, 1), RET0)
@@ -129,7 +133,7 @@ ACCEPT("bpf_loop with a counter in the caller's stack", raw,
        BPF_LDX_MEM(BPF_DW, BPF_REG_3, BPF_REG_2, 0), BPF_ALU64_IMM(BPF_ADD, BPF_REG_3, 1),
        BPF_STX_MEM(BPF_DW, BPF_REG_2, BPF_REG_3, 0), RET0)
 ACCEPT("syscall program reads and writes its context", syscall,
-       BPF_LDX_MEM(BPF_DW, BPF_REG_2, BPF_REG_1, 100), BPF_STX_MEM(BPF_DW, BPF_REG_1, BPF_REG_2, 8), RET0)
+       BPF_LDX_MEM(BPF_DW, BPF_REG_2, BPF_REG_1, 96), BPF_STX_MEM(BPF_DW, BPF_REG_1, BPF_REG_2, 8), RET0)
 ACCEPT("atomic add on the stack and a map value", raw,
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -8, 0), BPF_MOV64_IMM(BPF_REG_1, 1),
        BPF_ATOMIC_OP(BPF_DW, BPF_ADD, BPF_REG_10, BPF_REG_1, -8),
@@ -246,6 +250,21 @@ TEST_CASE("verifier log: level 2 prints memory and call instructions", "[bpfvm][
   CHECK_THAT(r.log, Catch::Contains("0: (62) *(u32 *)(r10 -4) = 0 ; fp-8_w=0000????"));
   CHECK_THAT(r.log, Catch::Contains("3: (18) r1 = map[idx:0]"));
   CHECK_THAT(r.log, Catch::Contains("5: (85) call bpf_map_lookup_elem#1 ; R0_w=map_value_or_null(id=1,map=arr,ks=4,vs=48)"));
+}
+
+TEST_CASE("verifier log: kfunc calls by name", "[bpfvm][verifier][log]") {
+  VerifierEnv env;
+  bpf_verifier_opts o = env.opts(env.test_ops);
+  o.log_level = BPF_LOG_LEVEL2;
+  const bpf_verifier_result r =
+      bpf_check(Prog{BPF_LDX_MEM(BPF_DW, BPF_REG_1, BPF_REG_1, kCtxCgroup),
+                     BPF_CALL_KFUNC(kGetMemcg), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2),
+                     BPF_MOV64_REG(BPF_REG_1, BPF_REG_0), BPF_CALL_KFUNC(kPutMemcg), RET0},
+                o);
+  CAPTURE(r.log);
+  REQUIRE(r.ok());
+  CHECK_THAT(r.log, Catch::Contains("1: (85) call bpf_get_mem_cgroup#0"));
+  CHECK_THAT(r.log, Catch::Contains("4: (85) call bpf_put_mem_cgroup#1"));
 }
 
 TEST_CASE("verifier log: level 1 names the failing instruction, the reason and the state", "[bpfvm][verifier][log]") {

@@ -45,3 +45,48 @@ TEST_CASE("verifier: syscall programs of the compiled test objects verify", "[bp
     }
   }
 }
+
+// test/progs/verifier_loops.bpf.c: the kernel's verdicts and processed-instruction counts
+// (Linux 6.18, loaded by libbpf as SYSCALL programs by a root loader; kernel_diff_test.cc
+// compares with the host kernel where bpf() is allowed). Each accepted loop must verify within
+// 1.5x of the kernel's count: the spilled loop values are not precise, so the hit and miss
+// paths of an iteration prune into one.
+TEST_CASE("verifier: map-update loops prune as the kernel's", "[bpfvm][verifier][obj]") {
+  struct Expect {
+    const char *prog;
+    bool ok;
+    u32 kernel_processed;
+    const char *error;
+  };
+  const Expect expect[] = {
+      {"update_var32", true, 1874, ""},
+      {"update_const32", true, 1370, ""},
+      {"update_var64", true, 1439, ""},
+      {"update_const64", true, 1439, ""},
+      {"update_key_addr", false, 61, "infinite loop detected at insn"},
+  };
+  KfuncRegistry reg;
+  LoadOptions lo;
+  lo.kfuncs = &reg;
+  absl::StatusOr<BpfObject> obj = load_object_file(testing::prog_path("verifier_loops"), lo);
+  REQUIRE(obj.ok());
+  const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
+  for (const Expect &e : expect) {
+    const BpfProgram *p = nullptr;
+    for (const BpfProgram &q : obj->progs)
+      if (q.name == e.prog) p = &q;
+    REQUIRE(p);
+    bpf_verifier_opts o = bpf_verifier_opts_for(*obj, *p, in, &bpf_syscall_prog_type());
+    o.allow_ptr_leaks = true;
+    o.allow_uninit_stack = true;
+    const bpf_verifier_result r = bpf_check(p->insns, o);
+    CAPTURE(e.prog, r.error, r.insn_processed, e.kernel_processed);
+    CHECK(r.ok() == e.ok);
+    if (e.ok) {
+      CHECK(r.insn_processed <= e.kernel_processed * 3 / 2);
+      CHECK(r.insn_processed * 3 / 2 >= e.kernel_processed);
+    } else {
+      CHECK_THAT(r.error, Catch::Contains(e.error));
+    }
+  }
+}

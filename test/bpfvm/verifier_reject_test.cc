@@ -48,7 +48,10 @@ REJECT("stack write below the 512-byte frame", raw, "invalid write to stack R10 
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -520, 0), RET0)
 REJECT("stack read at or above the frame pointer", raw, "invalid read from stack R10 off=0 size=8",
        BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_10, 0), BPF_EXIT_INSN())
-REJECT("misaligned stack access", raw, "misaligned stack access off (0x0; 0x0)+0+-4 size 8",
+REJECT("SYSCALL context access not aligned to its size", syscall,
+       "invalid bpf_context access off=2 size=4",
+       BPF_MOV64_IMM(BPF_REG_0, 0), BPF_STX_MEM(BPF_W, BPF_REG_1, BPF_REG_0, 2), BPF_EXIT_INSN())
+REJECT("misaligned stack access", raw, "misaligned stack access off 0+0+-4 size 8",
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -4, 0), RET0)
 REJECT("read of uninitialised stack", raw, "invalid read from stack off -8+0 size 8",
        BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_10, -8), BPF_EXIT_INSN())
@@ -242,7 +245,8 @@ REJECT("task storage with an untrusted task", ops, "R2 must be referenced or tru
 REJECT("helper call while holding a spin lock", ops, "function calls are not allowed while holding a lock",
        LOOKUP(kLocked), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 3), BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
        BPF_EMIT_CALL(BPF_FUNC_spin_lock), BPF_EMIT_CALL(BPF_FUNC_ktime_get_ns), RET0)
-REJECT("exit with a spin lock held", ops, "bpf_spin_unlock is missing",
+REJECT("exit with a spin lock held", ops,
+       "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region",
        LOOKUP(kLocked), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2), BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
        BPF_EMIT_CALL(BPF_FUNC_spin_lock), RET0)
 REJECT("spin lock in a map without one", ops, "map 'arr' has no valid bpf_spin_lock",
@@ -258,7 +262,8 @@ REJECT("bpf_loop callback returning outside [0, 1]", raw,
        BPF_MOV64_IMM(BPF_REG_0, 5), BPF_EXIT_INSN())
 
 // --- ring buffer references ----------------------------------------------------------------
-REJECT("ring-buffer record never submitted (leak at exit)", ops, "Unreleased reference id=",
+REJECT("ring-buffer record never submitted (leak at exit)", ops,
+       "Unreleased reference id=1 alloc_insn=4\nBPF_EXIT instruction in main prog would lead to reference leak",
        RESERVE16, RET0)
 REJECT("ring-buffer record leaked on one path", ops, "Unreleased reference id=",
        RESERVE16, BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1), BPF_ST_MEM(BPF_DW, BPF_REG_0, 0, 0), RET0)
@@ -354,8 +359,37 @@ REJECT("infinite loop", raw, "infinite loop detected at insn 1",
 REJECT("loop whose exit condition never changes", raw, "infinite loop detected",
        BPF_MOV64_IMM(BPF_REG_0, 0), BPF_LDX_MEM(BPF_B, BPF_REG_2, BPF_REG_1, 0),
        BPF_JMP_IMM(BPF_JEQ, BPF_REG_2, 7, 1), BPF_JMP_A(-2), BPF_EXIT_INSN())
-REJECT("recursion deeper than 8 frames", raw, "the call stack of 9 frames is too deep !",
+REJECT("recursion deeper than 8 frames", raw, "the call stack of 9 frames is too deep",
        BPF_CALL_REL(1), BPF_EXIT_INSN(), BPF_CALL_REL(-1), BPF_EXIT_INSN())
+// The kernel walks the call graph whatever decides the calls (check_max_stack_depth): a
+// recursion the exploration bounds at 4 frames is still refused.
+REJECT("recursion bounded by a constant argument", raw, "the call stack of 8 frames is too deep !",
+       BPF_MOV64_IMM(BPF_REG_1, 3), BPF_CALL_REL(1), BPF_EXIT_INSN(),
+       BPF_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 2), BPF_ALU64_IMM(BPF_SUB, BPF_REG_1, 1),
+       BPF_CALL_REL(-3), RET0)
+// BPF_F_RDONLY_PROG / BPF_F_WRONLY_PROG maps (check_map_access_type, record_func_map).
+REJECT("store into a BPF_F_RDONLY_PROG map value", raw, "write into map forbidden, value_size=8 off=4 size=4",
+       BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, kRdonlyProg),
+       BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1),
+       BPF_ST_MEM(BPF_W, BPF_REG_0, 4, 1), RET0)
+REJECT("load from a BPF_F_WRONLY_PROG map value", raw, "read from map forbidden, value_size=8 off=0 size=8",
+       BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, kWronlyProg),
+       BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1),
+       BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_0, 0), RET0)
+REJECT("bpf_map_update_elem on a BPF_F_RDONLY_PROG map", raw, "write into map forbidden",
+       BPF_ST_MEM(BPF_DW, BPF_REG_10, -8, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_MOV64_REG(BPF_REG_3, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_3, -8), BPF_MOV64_IMM(BPF_REG_4, 0),
+       BPF_LD_MAP_FD(BPF_REG_1, kRdonlyProg), BPF_EMIT_CALL(BPF_FUNC_map_update_elem), RET0)
+REJECT("a helper reading a BPF_F_WRONLY_PROG map value", raw, "read from map forbidden, value_size=8 off=0 size=8",
+       BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, kWronlyProg),
+       BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 5),
+       BPF_MOV64_REG(BPF_REG_3, BPF_REG_0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, kWronlyProg),
+       BPF_EMIT_CALL(BPF_FUNC_map_update_elem), RET0)
 REJECT("combined stack of a call chain over 512 bytes", raw, "combined stack size of",
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -512, 0), BPF_CALL_REL(1), BPF_EXIT_INSN(),
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -64, 0), RET0)

@@ -53,7 +53,7 @@ using Prog = std::vector<bpf_insn>;
 
 // Map indices in VerifierEnv::maps.
 enum : int { kArray = 0, kHash = 1, kRingbuf = 2, kRodata = 3, kLocked = 4, kTaskStorage = 5,
-             kData = 6 };
+             kData = 6, kRdonlyProg = 7, kWronlyProg = 8 };
 // kfunc indices in VerifierEnv::kfuncs.
 enum : int { kGetMemcg = 0, kPutMemcg = 1, kUsage = 2, kFlush = 3, kReclaim = 4,
              kTaskAcquire = 5, kTaskRelease = 6, kUnresolved = 7, kTaskPid = 8 };
@@ -92,6 +92,11 @@ struct VerifierEnv {
     maps.back().spin_lock_off = 0;
     map("task_store", BPF_MAP_TYPE_TASK_STORAGE, 4, 8, 0);
     map(".data", BPF_MAP_TYPE_ARRAY, 4, 32, 1);
+    map("ro_prog", BPF_MAP_TYPE_HASH, 4, 8, 16);
+    maps.back().map_flags = BPF_F_RDONLY_PROG;
+    maps.back().rdonly_prog = true;
+    map("wo_prog", BPF_MAP_TYPE_HASH, 4, 8, 16);
+    maps.back().map_flags = BPF_F_WRONLY_PROG;
 
     auto add = [&](KfuncDesc d) {
       d.fn = fake_fn;

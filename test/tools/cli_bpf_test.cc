@@ -4,6 +4,7 @@
 // objects, unknown programs, bad --ctx).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,4 +198,99 @@ TEST_CASE("cli: bpf dump", "[tools][cli]") {
   CHECK(r.status == 0);
   CHECK(has(r, "update_and_emit"));
   CHECK(has(r, "ringbuf"));
+}
+
+TEST_CASE("cli: a directory, a FIFO or a missing file exits 2 and says why", "[tools][cli]") {
+  char dir[] = "/tmp/umemcg-cli-dir-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const char *verb : {"verify", "disasm", "dump"}) {
+    Run d = umemcg(std::string("bpf ") + verb + " " + dir);
+    INFO(verb << ": " << d.out);
+    CHECK(d.status == 2);
+    CHECK(has(d, std::string("cannot load ") + dir + ": cannot load a directory"));
+    Run f = umemcg(std::string("bpf ") + verb + " " + fifo);
+    INFO(f.out);
+    CHECK(f.status == 2);
+    CHECK(has(f, "cannot load a FIFO"));
+    Run m = umemcg(std::string("bpf ") + verb + " " + dir + "/missing.o");
+    CHECK(m.status == 2);
+    CHECK(has(m, "cannot open: No such file or directory"));
+    // A path through a regular file: ENOTDIR, whoever runs the test (root reads any file).
+    Run n = umemcg(std::string("bpf ") + verb + " " + prog("rt_maps.bpf.o") + "/x");
+    CHECK(n.status == 2);
+    CHECK(has(n, "cannot open: Not a directory"));
+  }
+  Run r = umemcg("bpf run " + std::string(dir) + " p");
+  CHECK(r.status == 2);
+  CHECK(has(r, "cannot load a directory"));
+  Run c = umemcg("bpf run " + prog("rt_maps.bpf.o") + " delete_key --ctx @" + dir);
+  CHECK(c.status == 2);
+  CHECK(has(c, "cannot read"));
+  CHECK(has(c, "Is a directory"));
+  unlink(fifo.c_str());
+  rmdir(dir);
+}
+
+TEST_CASE("cli: --help and -h for every verb, --version", "[tools][cli]") {
+  for (const char *verb : {"verify", "disasm", "run", "dump"}) {
+    for (const char *h : {"--help", "-h"}) {
+      Run r = umemcg(std::string("bpf ") + verb + " " + h);
+      INFO(verb << " " << h << ": " << r.out);
+      CHECK(r.status == 0);
+      CHECK(has(r, std::string("usage: umemcg bpf ") + verb + " FILE.o"));
+      CHECK(has(r, "exit: 0"));
+    }
+  }
+  CHECK(umemcg("-h").status == 0);
+  CHECK(umemcg("bpf -h").status == 0);
+  Run v = umemcg("--version");
+  CHECK(v.status == 0);
+  CHECK(has(v, "umemcg 0."));
+}
+
+TEST_CASE("cli: bpf verify --log-level", "[tools][cli]") {
+  Run l2 = umemcg("bpf verify " + prog("rt_maps.bpf.o") + " --log-level 2");
+  INFO(l2.out);
+  if (has(l2, "verification is not available")) return;
+  CHECK(l2.status == 1);
+  CHECK(has(l2, "R10=fp0"));             // register state lines
+  CHECK(has(l2, "; R0_w="));             // the state after an instruction
+  Run l0 = umemcg("bpf verify " + prog("rt_maps.bpf.o") + " --log-level 0");
+  CHECK(l0.status == 1);
+  CHECK_FALSE(has(l0, "R10=fp0"));
+  CHECK(has(l0, "REJECTED"));
+  Run bad = umemcg("bpf verify " + prog("rt_maps.bpf.o") + " --log-level 3");
+  CHECK(bad.status == 2);
+  CHECK(has(bad, "--log-level: 0, 1 or 2"));
+  CHECK(umemcg("bpf verify " + prog("rt_maps.bpf.o") + " --log-level").status == 2);
+  CHECK(umemcg("bpf verify " + prog("rt_maps.bpf.o") + " --frobnicate").status == 2);
+}
+
+TEST_CASE("cli: struct_ops maps, autoload, dead frame-pointer writes", "[tools][cli]") {
+  Run policy = umemcg("bpf verify " + prog("memcg_policy.bpf.o"));
+  INFO(policy.out);
+  CHECK_FALSE(has(policy, "warning"));
+  CHECK_FALSE(has(policy, "not implemented"));
+  Run e = umemcg("bpf verify " + prog("cli_edges.bpf.o"));
+  INFO(e.out);
+  if (has(e, "verification is not available")) return;
+  CHECK(e.status == 0);
+  CHECK(has(e, "program not_autoloaded (?syscall, syscall): not loaded (autoload off)"));
+  CHECK(has(e, "program dead_fp_write (syscall, syscall): accepted"));
+  CHECK(has(e, "program probe_read (syscall, syscall): accepted"));
+  Run fp = umemcg("bpf run " + prog("cli_edges.bpf.o") + " dead_fp_write");
+  INFO(fp.out);
+  CHECK(fp.status == 0);
+  CHECK(has(fp, "retval: 3 (0x3)"));
+  // bpf_probe_read_kernel from address 0: -EFAULT (-14) and a zeroed buffer.
+  Run pr = umemcg("bpf run " + prog("cli_edges.bpf.o") + " probe_read --ctx " + std::string(48, '0'));
+  INFO(pr.out);
+  CHECK(pr.status == 0);
+  CHECK(has(pr, "ctx out: 00000000000000000000000000000000f2ffffffffffffff"));
+  Run na = umemcg("bpf run " + prog("cli_edges.bpf.o") + " not_autoloaded");
+  INFO(na.out);
+  CHECK(na.status == 1);
+  CHECK(has(na, "turns autoload off"));
 }
