@@ -15,7 +15,8 @@
 //   by SWAP_CLUSTER_MAX per reclaimer).
 // Emulation: prepare_scan_control allows deactivation when inactive_is_low; the refault
 //   comparison against the last snapshot (WORKINGSET_ACTIVATE_*) is not made.
-// Emulation: each scanned page costs kReclaimScanNs of machine time (docs/memory-model.md).
+// Emulation: each scanned page costs kReclaimScanNs and each memcg visited kReclaimVisitNs of
+//   machine time (docs/memory-model.md).
 #include "mm/vmscan.h"
 
 #include <algorithm>
@@ -37,6 +38,9 @@ namespace {
 
 // Machine time per page scanned by reclaim (isolation, reference check, putback or free).
 constexpr std::uint64_t kReclaimScanNs = 60;
+// Machine time per memcg visited by the reclaim walk (protection, scan counts), scanned or not:
+// a reclaimer that finds nothing still takes time, so others (an exiting OOM victim) progress.
+constexpr std::uint64_t kReclaimVisitNs = 200;
 
 struct scan_control {
   unsigned long nr_to_reclaim = 0;
@@ -437,6 +441,7 @@ void shrink_node_memcgs(scan_control *sc) {
   mem_cgroup *memcg = mem_cgroup_iter(target, nullptr, partial);
   while (memcg) {
     cond_resched();
+    emu::consume_time(kReclaimVisitNs);
     mem_cgroup_calculate_protection(target, memcg);
     bool skip = false;
     if (mem_cgroup_below_min(target, memcg)) {
