@@ -38,6 +38,9 @@ namespace umemcg {
 struct cgroup;
 struct cgroup_root;
 struct cgroup_subsys;
+struct css_rstat_cpu;
+template <typename T>
+struct percpu;
 
 // css flags (kernel values).
 inline constexpr unsigned int CSS_NO_REF = 1u << 0;
@@ -63,6 +66,10 @@ struct cgroup_subsys_state {
   u64 serial_nr = 0;
   work_struct destroy_work;
   rcu_head rcu;
+  // rstat (kernel/cgroup_rstat.h): this css's links in each CPU's updated tree (nullptr unless
+  // the controller keeps rstat statistics), and the flush list link (under the rstat lock).
+  percpu<css_rstat_cpu> *rstat_cpu = nullptr;
+  cgroup_subsys_state *rstat_flush_next = nullptr;
 };
 
 // A cgroup's per-file notification state (cgroup_file_notify() wakes pollers of the file).
@@ -116,6 +123,9 @@ struct cgroup_subsys {
   // row; nullptr: none.
   const cftype *dfl_cftypes = nullptr;
   const cftype *legacy_cftypes = nullptr;
+  // Folds @css's per-CPU statistics of @cpu into its aggregates (kernel/cgroup_rstat.h);
+  // nullptr: the controller keeps no rstat statistics.
+  void (*css_rstat_flush)(cgroup_subsys_state *css, int cpu) = nullptr;
 };
 
 extern struct mutex cgroup_mutex;

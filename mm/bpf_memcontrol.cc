@@ -4,8 +4,7 @@
 //
 // Mirrors: mm/bpf_memcontrol.c (upstream kfuncs; the posted series' bpf_memcg_ops and
 //          bpf_proactive_reclaim), kernel/bpf/cgroup_iter.c (Linux 6.19)
-// Emulation: see bpf_memcontrol.h. bpf_mem_cgroup_flush_stats has nothing to flush: the
-//   emulator's memcg statistics are exact atomics (no rstat yet), so every read is current.
+// Emulation: see bpf_memcontrol.h.
 // Emulation: the kernel-object layouts given to the verifier are the emulator's own (offsets
 //   computed here), not vmlinux's; programs declaring their own structs must match them.
 #include "mm/bpf_memcontrol.h"
@@ -63,8 +62,20 @@ unsigned long bpf_mem_cgroup_memory_events(mem_cgroup *memcg, int event) {
   return (unsigned long)memcg_events(memcg, (enum memcg_memory_event)event);
 }
 
-void bpf_mem_cgroup_flush_stats(mem_cgroup *) {
-  // Emulation: nothing pending (see the banner); the kernel flushes only above its threshold.
+unsigned long bpf_mem_cgroup_vm_events(mem_cgroup *memcg, int event) {
+  // Unsigned comparisons inside: negative ids are out of range too.
+  if (!memcg_vm_event_item_valid(event)) return (unsigned long)-1;
+  return memcg_events(memcg, event);
+}
+
+unsigned long bpf_mem_cgroup_page_state(mem_cgroup *memcg, int idx) {
+  if (!memcg_stat_item_valid(idx)) return (unsigned long)-1;
+  return memcg_page_state_output(memcg, idx);
+}
+
+void bpf_mem_cgroup_flush_stats(mem_cgroup *memcg) {
+  // The threshold-gated flush, as memory.stat's: a program cannot force one.
+  mem_cgroup_flush_stats(memcg);
 }
 
 long bpf_proactive_reclaim(mem_cgroup *memcg, unsigned long size, int swappiness) {
@@ -99,6 +110,12 @@ u64 k_put(u64 m, u64, u64, u64, u64) {
 u64 k_usage(u64 m, u64, u64, u64, u64) { return bpf_mem_cgroup_usage((mem_cgroup *)(uintptr_t)m); }
 u64 k_events(u64 m, u64 e, u64, u64, u64) {
   return bpf_mem_cgroup_memory_events((mem_cgroup *)(uintptr_t)m, (int)(s32)e);
+}
+u64 k_vm_events(u64 m, u64 e, u64, u64, u64) {
+  return bpf_mem_cgroup_vm_events((mem_cgroup *)(uintptr_t)m, (int)(s32)e);
+}
+u64 k_page_state(u64 m, u64 idx, u64, u64, u64) {
+  return bpf_mem_cgroup_page_state((mem_cgroup *)(uintptr_t)m, (int)(s32)idx);
 }
 u64 k_flush(u64 m, u64, u64, u64, u64) {
   bpf_mem_cgroup_flush_stats((mem_cgroup *)(uintptr_t)m);
@@ -194,6 +211,12 @@ void register_kfuncs(emu::BpfKernelEnv &env) {
   must(env.add_kfunc({"bpf_mem_cgroup_memory_events", KfuncArg::scalar(8),
                       {memcg, KfuncArg::scalar(4, true)}, KF_TRUSTED_ARGS, k_events}),
        "bpf_mem_cgroup_memory_events");
+  must(env.add_kfunc({"bpf_mem_cgroup_vm_events", KfuncArg::scalar(8),
+                      {memcg, KfuncArg::scalar(4, true)}, KF_TRUSTED_ARGS, k_vm_events}),
+       "bpf_mem_cgroup_vm_events");
+  must(env.add_kfunc({"bpf_mem_cgroup_page_state", KfuncArg::scalar(8),
+                      {memcg, KfuncArg::scalar(4, true)}, KF_TRUSTED_ARGS, k_page_state}),
+       "bpf_mem_cgroup_page_state");
   must(env.add_kfunc({"bpf_mem_cgroup_flush_stats", KfuncArg::void_(), {memcg},
                       KF_TRUSTED_ARGS | KF_SLEEPABLE, k_flush}),
        "bpf_mem_cgroup_flush_stats");

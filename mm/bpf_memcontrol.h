@@ -3,7 +3,8 @@
 // environment (bpfvm/kernel_env.h) at boot:
 //  - the memcg kfuncs (kernel-semantics.md 5.1): bpf_get_root_mem_cgroup, bpf_get_mem_cgroup,
 //    bpf_put_mem_cgroup, bpf_mem_cgroup_usage, bpf_mem_cgroup_memory_events,
-//    bpf_mem_cgroup_flush_stats, and bpf_proactive_reclaim (5.5, SYSCALL programs only);
+//    bpf_mem_cgroup_vm_events, bpf_mem_cgroup_page_state, bpf_mem_cgroup_flush_stats, and
+//    bpf_proactive_reclaim (5.5, SYSCALL programs only);
 //  - the struct_ops type bpf_memcg_ops with its high_policy member and the read-only
 //    struct bpf_memcg_ctx (5.4, the posted series);
 //  - the kernel objects programs reach (mem_cgroup, cgroup, cgroup_subsys_state, task_struct,
@@ -16,9 +17,9 @@
 //   shim/ in the kernel's layout, but only mm/ sees both them and bpfvm/, so they are
 //   registered here. Registration describes programs for the verifier; attaching struct_ops
 //   maps to cgroups and calling the programs from the hooks is the dispatch layer's work.
-// Emulation: bpf_mem_cgroup_page_state and bpf_mem_cgroup_vm_events are not registered until
-//   the emulator has the memcg vmstats they read: a program calling them fails to load with
-//   "kfunc ... is not resolved", as on a kernel without them.
+// bpf_mem_cgroup_page_state and bpf_mem_cgroup_vm_events return what memory.stat prints for the
+//   same flush state (memcg_page_state_output, memcg_events), or (unsigned long)-1 for an id
+//   memcg does not track; the item ids are those of mm/memcontrol_stat.h.
 #pragma once
 
 #include "shim/types.h"
@@ -57,6 +58,8 @@ mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css);
 void bpf_put_mem_cgroup(mem_cgroup *memcg);
 unsigned long bpf_mem_cgroup_usage(mem_cgroup *memcg);
 unsigned long bpf_mem_cgroup_memory_events(mem_cgroup *memcg, int event);
+unsigned long bpf_mem_cgroup_vm_events(mem_cgroup *memcg, int event);
+unsigned long bpf_mem_cgroup_page_state(mem_cgroup *memcg, int idx);
 void bpf_mem_cgroup_flush_stats(mem_cgroup *memcg);
 long bpf_proactive_reclaim(mem_cgroup *memcg, unsigned long size, int swappiness);
 

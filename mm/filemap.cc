@@ -43,6 +43,7 @@ int filemap_add_folio(address_space *mapping, folio *f, unsigned long index) {
   folio_get(f);  // the page cache's reference
   mapping->pages[index] = f;
   spin_unlock(&mapping->i_pages_lock);
+  mod_memcg_lruvec_state(folio_memcg(f), NR_FILE_PAGES, static_cast<int>(folio_nr_pages(f)));
   if (had_shadow) workingset_refault(f, shadow);
   folio_add_lru(f);
   return 0;
@@ -94,6 +95,7 @@ bool __remove_mapping(folio *f, mem_cgroup *target_memcg) {
   mapping->shadows[f->index] = workingset_eviction(f, target_memcg);
   f->mapping = nullptr;
   spin_unlock(&mapping->i_pages_lock);
+  mod_memcg_lruvec_state(folio_memcg(f), NR_FILE_PAGES, -static_cast<int>(folio_nr_pages(f)));
   return true;
 }
 
@@ -117,6 +119,8 @@ void truncate_inode_pages(inode *ino, unsigned long lstart) {
       f->mapping = nullptr;
     }
     spin_unlock(&mapping->i_pages_lock);
+    if (ours)
+      mod_memcg_lruvec_state(folio_memcg(f), NR_FILE_PAGES, -static_cast<int>(folio_nr_pages(f)));
     folio_unlock(f);
     batch.push_back(f);  // our lookup reference
     if (ours) batch.push_back(f);  // the page cache's reference

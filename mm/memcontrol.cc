@@ -17,6 +17,7 @@
 #include <atomic>
 #include <new>
 
+#include "kernel/cgroup_rstat.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/filemap.h"
 #include "mm/memcontrol_iter.h"
@@ -92,6 +93,11 @@ cgroup_subsys_state *mem_cgroup_css_alloc(cgroup_subsys_state *parent_css) {
   mem_cgroup *parent = mem_cgroup_from_css(parent_css);
   auto *memcg = new (std::nothrow) mem_cgroup;
   if (!memcg) return nullptr;
+  if (!memcg_internal::memcg_vmstats_alloc(memcg, parent) || css_rstat_init(&memcg->css)) {
+    memcg_internal::memcg_vmstats_free(memcg);
+    delete memcg;
+    return nullptr;
+  }
   bool dfl = !do_memsw_account();
 
   page_counter_set_high(&memcg->memory, PAGE_COUNTER_MAX);
@@ -129,6 +135,7 @@ int mem_cgroup_css_online(cgroup_subsys_state *css) {
     return -ENOSPC;
   }
   if (memcg_pcstock() && !mem_cgroup_is_root(memcg)) memcg_pcstock_online(memcg);
+  if (mem_cgroup_is_root(memcg)) memcg_internal::memcg_stats_root_online();
   // The online id reference, which pins the css until every swap record is gone.
   atomic_long_set(&memcg->id_ref, 1);
   css_get(css);
@@ -151,6 +158,9 @@ void mem_cgroup_css_released(cgroup_subsys_state *) {}
 void mem_cgroup_css_free(cgroup_subsys_state *css) {
   mem_cgroup *memcg = mem_cgroup_from_css(css);
 
+  // The last flush: what this memcg counted reaches the parent's pending deltas, so a removed
+  // child's statistics stay in its ancestors' hierarchical totals.
+  css_rstat_exit(css);
   cancel_work_sync(&memcg->high_work);
   memcg_free_kmem(memcg);
   mem_cgroup_tree_unlink(memcg);
@@ -163,8 +173,7 @@ void mem_cgroup_css_free(cgroup_subsys_state *css) {
     atomic_long_add(static_cast<long>(page_counter_read(&memcg->memsw)), &parent->emu_orphaned[1]);
     atomic_long_add(static_cast<long>(page_counter_read(&memcg->swap)), &parent->emu_orphaned[2]);
   }
-  for (int i = 0; i < MEMCG_NR_STAT_EMU; i++)
-    atomic_long_add(atomic_long_read(&memcg->stat[i]), &emu::g_freed_stat[i]);
+  memcg_internal::memcg_vmstats_free(memcg);
   if (memcg == root_mem_cgroup) root_mem_cgroup = nullptr;
   delete memcg;
 }
@@ -193,6 +202,7 @@ cgroup_subsys memory_cgrp_subsys = {
     nullptr,
     nullptr,
     nullptr,
+    memcg_internal::mem_cgroup_css_rstat_flush,
 };
 
 // --- boot --------------------------------------------------------------------------------------
@@ -215,7 +225,7 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   int cpu;
   for (cpu = 0; cpu < NR_CPUS; cpu++) *per_cpu_ptr(&int_active_memcg, cpu) = nullptr;
 
-  for (auto &v : emu::g_freed_stat) atomic_long_set(&v, 0);
+  memcg_internal::memcg_stats_boot();
   memcg_wq = alloc_workqueue("memcg", WQ_PERCPU, 0);
   memcg_stock_boot(m->config().seed);
   memcg_pcstock_boot(m->config().seed);
@@ -255,6 +265,7 @@ void mem_cgroup_shutdown() {
   obj_stock_shutdown();
   memcg_stock_shutdown();
   memcg_pcstock_shutdown();
+  memcg_internal::memcg_stats_shutdown();
   cgroup_destroy_root(g_cgroup_root);
   g_cgroup_root = nullptr;
   destroy_workqueue(memcg_wq);
@@ -440,7 +451,7 @@ bool mem_cgroup_sk_charge(mem_cgroup *memcg, unsigned int nr_pages, gfp_t gfp_ma
   if (mem_cgroup_is_root(memcg)) return true;
   // Emulation: the v1 tcpmem path (memcg1_charge_skmem) is not modelled; v2 only.
   if (try_charge_memcg(memcg, gfp_mask, nr_pages) == 0) {
-    mod_memcg_state(memcg, MEMCG_SOCK, nr_pages);
+    mod_memcg_state(memcg, MEMCG_SOCK, static_cast<int>(nr_pages));
     return true;
   }
   return false;
@@ -448,15 +459,13 @@ bool mem_cgroup_sk_charge(mem_cgroup *memcg, unsigned int nr_pages, gfp_t gfp_ma
 
 void mem_cgroup_sk_uncharge(mem_cgroup *memcg, unsigned int nr_pages) {
   if (mem_cgroup_is_root(memcg)) return;
-  mod_memcg_state(memcg, MEMCG_SOCK, -static_cast<long>(nr_pages));
+  mod_memcg_state(memcg, MEMCG_SOCK, -static_cast<int>(nr_pages));
   refill_stock(memcg, nr_pages);
 }
 
 }  // namespace umemcg
 
 namespace umemcg::emu {
-
-atomic_long_t g_freed_stat[MEMCG_NR_STAT_EMU];
 
 void mm_attach(mm_struct *mm, mem_cgroup *memcg) {
   if (memcg && mem_cgroup_is_root(memcg)) memcg = nullptr;

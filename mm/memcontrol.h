@@ -10,8 +10,9 @@
 // Mirrors: include/linux/memcontrol.h, mm/memcontrol.c, mm/memcontrol-v1.h (Linux 6.19)
 // Emulation: swap and memsw are two separate counters (the kernel overlays them in a union; on
 //   v1 the swap counter is simply unused and always 0, so every test of swap.high stays false).
-// Emulation: statistics (MEMCG_SWAP, MEMCG_SOCK, MEMCG_KMEM) are plain per-memcg atomics until
-//   the rstat machinery (section 3) lands; only slow paths touch them.
+// Statistics (memory.stat: per-CPU updates, rstat flushing, hierarchical and local readers)
+//   are declared in mm/memcontrol_stat.h, which this header includes; see its banner for the
+//   emulated kernel config and the one-node lruvec.
 // Emulation: a task's memcg is its mm's memcg (mm_struct::memcg, set by emu::mm_attach); the
 //   kernel finds it through mm->owner's css_set. Tasks without an mm belong to the root.
 // Emulation: page/LRU reclaim and the OOM killer are reached through memcg_reclaim_ops (set at
@@ -23,6 +24,7 @@
 #include <cstdint>
 
 #include "kernel/cgroup.h"
+#include "mm/memcontrol_stat.h"
 #include "mm/mmzone.h"
 #include "mm/page_counter.h"
 #include "shim/atomic.h"
@@ -59,15 +61,11 @@ enum memcg_memory_event {
   MEMCG_NR_MEMORY_EVENTS,
 };
 
-// memcg statistics the charge path updates (subset of memcg_stat_item).
-enum memcg_stat_item_emu {
-  MEMCG_SWAP,
-  MEMCG_SOCK,
-  MEMCG_KMEM,
-  MEMCG_NR_STAT_EMU,
-};
-
 struct obj_cgroup;
+struct memcg_vmstats;
+struct memcg_vmstats_percpu;
+struct lruvec_stats;
+struct lruvec_stats_percpu;
 
 struct mem_cgroup {
   cgroup_subsys_state css;
@@ -94,8 +92,12 @@ struct mem_cgroup {
   cgroup_file events_local_file;
   cgroup_file swap_events_file;
 
-  // Statistics (see the banner).
-  atomic_long_t stat[MEMCG_NR_STAT_EMU];
+  // Statistics (mm/memcontrol_stat.h): the aggregates and this memcg's per-CPU totals.
+  memcg_vmstats *vmstats = nullptr;
+  percpu<memcg_vmstats_percpu> *vmstats_percpu = nullptr;
+  // Emulation: one node: the kernel's nodeinfo[0]->lruvec_stats(_percpu).
+  umemcg::lruvec_stats *lruvec_stats = nullptr;
+  percpu<umemcg::lruvec_stats_percpu> *lruvec_stats_percpu = nullptr;
 
   // kmem: the current objcg (nullptr once offline) and the reparented ones.
   obj_cgroup *objcg = nullptr;
@@ -213,12 +215,6 @@ inline long memcg_events(mem_cgroup *memcg, enum memcg_memory_event e) {
 inline long memcg_events_local(mem_cgroup *memcg, enum memcg_memory_event e) {
   return atomic_long_read(&memcg->memory_events_local[e]);
 }
-inline void mod_memcg_state(mem_cgroup *memcg, memcg_stat_item_emu idx, long val) {
-  atomic_long_add(val, &memcg->stat[idx]);
-}
-inline long memcg_page_state(mem_cgroup *memcg, memcg_stat_item_emu idx) {
-  return atomic_long_read(&memcg->stat[idx]);
-}
 
 // --- charging --------------------------------------------------------------------------------
 
@@ -268,11 +264,6 @@ inline constexpr u32 BPF_MEMCG_HIGH_VALID_MASK = BPF_MEMCG_HIGH_DEFER_INLINE;
 using memcg_high_policy_fn = u32 (*)(mem_cgroup *memcg, mem_cgroup *over_limit, gfp_t gfp);
 // Installs the dispatcher (nullptr: none). Returns the previous one.
 memcg_high_policy_fn memcg_set_high_policy(memcg_high_policy_fn fn);
-
-namespace emu {
-// Statistics of freed memcgs (bookkeeping for the invariant checker).
-extern atomic_long_t g_freed_stat[MEMCG_NR_STAT_EMU];
-}  // namespace emu
 
 // CPU hotplug: the "dead" callback drains the dead CPU's stocks without locking.
 int memcg_hotplug_cpu_dead(unsigned int cpu);

@@ -6,7 +6,8 @@
 //   uncharge_folio, uncharge_batch, __mem_cgroup_uncharge, __mem_cgroup_uncharge_folios,
 //   mem_cgroup_replace_folio, mem_cgroup_migrate
 // Emulation: psi_memstall_enter/leave around reclaim are not modelled (no PSI yet).
-// Emulation: v1 pgpgout events and memcg1_oom_recover in uncharge_batch are not modelled.
+// Emulation: memcg1_oom_recover in uncharge_batch is not modelled; of memcg1_commit_charge and
+//   memcg1_uncharge_batch only the PGPGIN/PGPGOUT events are (no v1 threshold events).
 #include <algorithm>
 
 #include "mm/memcontrol_folio.h"
@@ -160,6 +161,8 @@ int charge_memcg(folio *f, mem_cgroup *memcg, gfp_t gfp) {
   if (ret) return ret;
   css_get(&memcg->css);  // the folio's reference
   f->memcg_data = reinterpret_cast<unsigned long>(memcg);
+  // memcg1_commit_charge(): one page-in event per folio, whatever its size.
+  count_memcg_events(memcg, PGPGIN, 1);
   return 0;
 }
 
@@ -183,8 +186,10 @@ void uncharge_batch(const uncharge_gather *ug) {
   if (ug->nr_memory) {
     // Directly on the counters: freed user pages never go back through the stock.
     memcg_uncharge(ug->memcg, static_cast<unsigned int>(ug->nr_memory));
-    if (ug->nr_kmem) mod_memcg_state(ug->memcg, MEMCG_KMEM, -static_cast<long>(ug->nr_kmem));
+    if (ug->nr_kmem) mod_memcg_state(ug->memcg, MEMCG_KMEM, -static_cast<int>(ug->nr_kmem));
   }
+  // memcg1_uncharge_batch(): one page-out event per user folio.
+  count_memcg_events(ug->memcg, PGPGOUT, ug->pgpgout);
   css_put(&ug->memcg->css);  // the gather's reference
 }
 
@@ -247,6 +252,7 @@ void mem_cgroup_replace_folio(folio *old_folio, folio *new_folio) {
   }
   css_get(&memcg->css);
   new_folio->memcg_data = reinterpret_cast<unsigned long>(memcg);
+  count_memcg_events(memcg, PGPGIN, 1);  // memcg1_commit_charge()
 }
 
 void mem_cgroup_migrate(folio *old_folio, folio *new_folio) {

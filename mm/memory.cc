@@ -11,6 +11,7 @@
 #include "mm/swap.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
+#include "shim/rcupdate.h"
 #include "shim/sched.h"
 
 namespace umemcg {
@@ -41,6 +42,7 @@ void zap_range(mm_struct *mm, vm_area_struct *vma, unsigned long start, unsigned
     // munlock on the last unmap: the folio is on its way out.
     folio_clear_mlocked(f);
     add_mm_counter(mm, MM_ANONPAGES, -static_cast<long>(folio_nr_pages(f)));
+    mod_memcg_lruvec_state(folio_memcg(f), NR_ANON_MAPPED, -static_cast<int>(folio_nr_pages(f)));
     out->push_back(f);
   }
 }
@@ -125,6 +127,11 @@ int madvise_dontneed(mm_struct *mm, unsigned long start, unsigned long nr_pages)
 }
 
 vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
+  // count_memcg_event_mm(mm, PGFAULT)
+  rcu_read_lock();
+  mem_cgroup *mm_memcg = rcu_dereference(mm->memcg);
+  count_memcg_events(mm_memcg ? mm_memcg : root_mem_cgroup, PGFAULT, 1);
+  rcu_read_unlock();
   spin_lock(&mm->page_table_lock);
   vm_area_struct *vma = find_vma(mm, addr);
   if (!vma) {
@@ -155,6 +162,7 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
   f->index = addr;
   atomic_set(&f->_mapcount, 1);
   add_mm_counter(mm, MM_ANONPAGES, folio_nr_pages(f));
+  mod_memcg_lruvec_state(folio_memcg(f), NR_ANON_MAPPED, static_cast<int>(folio_nr_pages(f)));
   // The page table now holds the allocation's reference; the batch takes its own.
   folio_add_lru_vma(f, vma);
   vma->ptes[addr - vma->vm_start] = pte_t{f, true};

@@ -34,9 +34,16 @@ struct cpu_fbatches {
 DEFINE_PER_CPU(cpu_fbatches, cpu_fbatches_pcp);
 DEFINE_MUTEX(lru_drain_all_lock);
 
-void update_lru_size(lruvec *lv, lru_list lru, long nr) REQUIRES(lv->lru_lock) {
+}  // namespace
+
+void update_lru_size(lruvec *lv, lru_list lru, long nr) {
   lv->lru_zone_size[lru] = static_cast<unsigned long>(static_cast<long>(lv->lru_zone_size[lru]) + nr);
+  // mod_lruvec_state(): NR_INACTIVE_ANON .. NR_UNEVICTABLE follow enum lru_list.
+  mod_memcg_lruvec_state(lruvec_memcg(lv), static_cast<node_stat_item>(NR_LRU_BASE + static_cast<int>(lru)),
+                         static_cast<int>(nr));
 }
+
+namespace {
 
 // Frees folios whose last reference is gone: off the LRU, uncharged in one batch, deleted.
 void free_folios(folio **folios, unsigned int nr) {
@@ -193,6 +200,7 @@ static void folio_activate(folio *f) {
     folio_set_active(f);
     lruvec_add_folio(lv, f);
     folio_set_lru(f);
+    count_memcg_events(lruvec_memcg(lv), PGACTIVATE, folio_nr_pages(f));
   }
   spin_unlock_irq(&lv->lru_lock);
 }

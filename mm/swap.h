@@ -38,6 +38,8 @@ inline mem_cgroup *lruvec_memcg(const lruvec *lv) { return lv->memcg; }
 void lruvec_add_folio(lruvec *lv, folio *f) REQUIRES(lv->lru_lock);
 void lruvec_add_folio_tail(lruvec *lv, folio *f) REQUIRES(lv->lru_lock);
 void lruvec_del_folio(lruvec *lv, folio *f) REQUIRES(lv->lru_lock);
+// Adds @nr pages to the size of @lru and to its statistic (NR_INACTIVE_ANON + lru).
+void update_lru_size(lruvec *lv, lru_list lru, long nr) REQUIRES(lv->lru_lock);
 // Exact size of one list in pages.
 unsigned long lruvec_lru_size(lruvec *lv, lru_list lru);
 

@@ -110,7 +110,7 @@ unsigned long isolate_lru_folios(unsigned long nr_to_scan, lruvec *lv, list_head
     list_move(&f->lru, dst);
   }
   while (!list_empty(&skipped)) list_move(skipped.prev, src);
-  lv->lru_zone_size[lru] -= nr_taken;
+  update_lru_size(lv, lru, -static_cast<long>(nr_taken));
   *nr_scanned = scan;
   return nr_taken;
 }
@@ -210,7 +210,10 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc) {
     continue;
 
   activate_locked:
-    if (!folio_test_mlocked(f)) folio_set_active(f);
+    if (!folio_test_mlocked(f)) {
+      folio_set_active(f);
+      count_memcg_events(folio_memcg(f), PGACTIVATE, nr);
+    }
   keep_locked:
     folio_unlock(f);
     list_add(&f->lru, &ret);
@@ -232,11 +235,16 @@ unsigned long shrink_inactive_list(unsigned long nr_to_scan, lruvec *lv, scan_co
   spin_lock_irq(&lv->lru_lock);
   unsigned long nr_taken = isolate_lru_folios(nr_to_scan, lv, &folio_list, &nr_scanned, sc, lru);
   spin_unlock_irq(&lv->lru_lock);
+  // On the list's owner, not the target; memory.reclaim is PROACTIVE, every other memcg
+  // reclaimer DIRECT.
+  mem_cgroup *owner = lruvec_memcg(lv);
+  count_memcg_events(owner, sc->proactive ? PGSCAN_PROACTIVE : PGSCAN_DIRECT, nr_scanned);
   emu::consume_time(nr_scanned * kReclaimScanNs);
   if (nr_taken == 0) return 0;
 
   unsigned long nr_reclaimed = shrink_folio_list(&folio_list, sc);
   move_folios_to_lru(lv, &folio_list);
+  count_memcg_events(owner, sc->proactive ? PGSTEAL_PROACTIVE : PGSTEAL_DIRECT, nr_reclaimed);
   lru_note_cost(lv, is_file_lru(lru), 0, static_cast<unsigned int>(nr_scanned - nr_reclaimed));
   return nr_reclaimed;
 }
@@ -249,7 +257,9 @@ void shrink_active_list(unsigned long nr_to_scan, lruvec *lv, scan_control *sc, 
   spin_lock_irq(&lv->lru_lock);
   isolate_lru_folios(nr_to_scan, lv, &l_hold, &nr_scanned, sc, lru);
   spin_unlock_irq(&lv->lru_lock);
+  count_memcg_events(lruvec_memcg(lv), PGREFILL, nr_scanned);
   emu::consume_time(nr_scanned * kReclaimScanNs);
+  unsigned long nr_deactivate = 0;
 
   while (!list_empty(&l_hold)) {
     folio *f = list_entry(l_hold.prev, folio, lru);
@@ -264,10 +274,12 @@ void shrink_active_list(unsigned long nr_to_scan, lruvec *lv, scan_control *sc, 
     folio_referenced(f, false, sc->target_mem_cgroup, &vm_flags);
     folio_clear_active(f);
     folio_set_workingset(f);
+    nr_deactivate += folio_nr_pages(f);
     list_add(&f->lru, &l_inactive);
   }
   move_folios_to_lru(lv, &l_active);
   move_folios_to_lru(lv, &l_inactive);
+  count_memcg_events(lruvec_memcg(lv), PGDEACTIVATE, nr_deactivate);
 }
 
 unsigned long shrink_list(lru_list lru, unsigned long nr_to_scan, lruvec *lv, scan_control *sc) {

@@ -63,14 +63,19 @@ bool workingset_test_recent(const shadow_entry &shadow, bool file, bool *working
 
 void workingset_refault(folio *f, const shadow_entry &shadow) {
   bool file = folio_is_file_lru(f);
-  unsigned long nr = folio_nr_pages(f);
+  int nr = static_cast<int>(folio_nr_pages(f));
   bool workingset;
+  mem_cgroup *memcg = folio_memcg(f);
 
+  mod_memcg_lruvec_state(memcg, static_cast<node_stat_item>(WORKINGSET_REFAULT_BASE + file), nr);
   if (!workingset_test_recent(shadow, file, &workingset)) return;
   folio_set_active(f);
-  workingset_age_nonresident(folio_lruvec(f), nr);
+  workingset_age_nonresident(folio_lruvec(f), static_cast<unsigned long>(nr));
+  mod_memcg_lruvec_state(memcg, static_cast<node_stat_item>(WORKINGSET_ACTIVATE_BASE + file), nr);
   if (workingset) {
     folio_set_workingset(f);
+    mod_memcg_lruvec_state(memcg, static_cast<node_stat_item>(WORKINGSET_RESTORE_BASE + file),
+                           nr);
     // lru_note_cost_refault(): a workingset folio refaulting costs like an I/O of its type.
     lru_note_cost(folio_lruvec(f), file, static_cast<unsigned int>(nr), 0);
   }

@@ -3,7 +3,7 @@
 // and holding anon memory, page-cache reads of shared files, limits, reclaim, kills, OOM kills,
 // drains and truncation, in random order across memcgs. After every step (a quiescent machine)
 // the charge invariants hold with the model's pages counted as charged (every page charged
-// once, none lost), and at the end, after every process exited and the cgroups were removed,
+// once, none lost), the LRU statistics equal the list sizes, and at the end, after every process exited and the cgroups were removed,
 // every counter is zero and everything is freed.
 #include "test/mm/mm_test_util.h"
 
@@ -99,6 +99,11 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed) {
     std::string v = check_memcg_invariants(env.ledger);
     INFO("step " << step << " op " << op);
     REQUIRE(v.empty());
+    // The LRU statistics (memory.stat's anon/file lines) are the list sizes.
+    for (mem_cgroup *m : cg)
+      for (int l = 0; l < NR_LRU_LISTS; l++)
+        REQUIRE(emu::memcg_page_state_local_sum(m, NR_LRU_BASE + l) ==
+                static_cast<long>(lru_pages(m, static_cast<lru_list>(l))));
   }
 
   env.run([&] {

@@ -40,6 +40,9 @@ TEST_CASE("anon faults charge a page each, enter the LRU through the batch, exit
       lru_add_drain_all();
       CHECK(lru_pages(a, LRU_INACTIVE_ANON) == N);
       CHECK(lru_pages(a, LRU_ACTIVE_ANON) == 0);
+      CHECK(emu::memcg_page_state_local_sum(a, NR_ANON_MAPPED) == static_cast<long>(N));
+      CHECK(emu::memcg_page_state_local_sum(a, NR_INACTIVE_ANON) == static_cast<long>(N));
+      CHECK(emu::memcg_events_local_sum(a, PGFAULT) == N);
       env.check();
       emu::process_kill(proc);
       status = emu::process_wait(proc);

@@ -100,6 +100,14 @@ TEST_CASE("reclaim drops clean page cache, leaves shadows; recent refaults are a
       REQUIRE(read_into(a, ino, 200, got) == 0);
       lru_add_drain();
       CHECK(lru_pages(a, LRU_ACTIVE_FILE) == 200 + got);
+      // Statistics: the direct reclaim's scan and steal, the refaults, all recent.
+      CHECK(emu::memcg_events_local_sum(a, PGSTEAL_DIRECT) == got);
+      CHECK(emu::memcg_events_local_sum(a, PGSCAN_DIRECT) >= got);
+      CHECK(emu::memcg_events_local_sum(a, PGACTIVATE) == 200);
+      CHECK(emu::memcg_page_state_local_sum(a, WORKINGSET_REFAULT_FILE) == static_cast<long>(got));
+      CHECK(emu::memcg_page_state_local_sum(a, WORKINGSET_ACTIVATE_FILE) == static_cast<long>(got));
+      CHECK(emu::memcg_page_state_local_sum(a, WORKINGSET_RESTORE_FILE) == 0);
+      CHECK(emu::memcg_page_state_local_sum(a, NR_FILE_PAGES) == 500);
       env.check();
       emu::iput(ino);
     });

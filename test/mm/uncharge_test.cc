@@ -94,11 +94,11 @@ TEST_CASE("socket uncharge lands in the per-CPU stock", "[mm][memcg][uncharge]")
     mem_cgroup *a = env.mkdir(nullptr, "a");
     env.run([&] {
       REQUIRE(mem_cgroup_sk_charge(a, 10, GFP_NOWAIT));
-      CHECK(memcg_page_state(a, MEMCG_SOCK) == 10);
+      CHECK(emu::memcg_page_state_local_sum(a, MEMCG_SOCK) == 10);
       CHECK(usage(a) == 64);
       mem_cgroup_sk_uncharge(a, 10);  // refill_stock: usage unchanged, stock 64
       CHECK(usage(a) == 64);
-      CHECK(memcg_page_state(a, MEMCG_SOCK) == 0);
+      CHECK(emu::memcg_page_state_local_sum(a, MEMCG_SOCK) == 0);
     });
     env.check();
     env.run([&] { drain_all_stock(a); });
@@ -119,11 +119,11 @@ TEST_CASE("kmem: byte-granular obj stock, leftover parked in the objcg, reparent
     env.run([&] {
       REQUIRE(obj_cgroup_charge(objcg, GFP_KERNEL, 100) == 0);  // one page, 3996 stocked bytes
       env.ledger.obj_bytes[objcg] += 100;
-      CHECK(memcg_page_state(a, MEMCG_KMEM) == 1);
+      CHECK(emu::memcg_page_state_local_sum(a, MEMCG_KMEM) == 1);
       CHECK(emu::obj_stock_snapshot(0).nr_bytes == PAGE_SIZE - 100);
       REQUIRE(obj_cgroup_charge(objcg, GFP_KERNEL, 3000) == 0);  // served by the obj stock
       env.ledger.obj_bytes[objcg] += 3000;
-      CHECK(memcg_page_state(a, MEMCG_KMEM) == 1);
+      CHECK(emu::memcg_page_state_local_sum(a, MEMCG_KMEM) == 1);
     });
     env.check();
     // Freed on another CPU: that CPU's obj stock adopts the objcg and the bytes.
@@ -145,12 +145,12 @@ TEST_CASE("kmem: byte-granular obj stock, leftover parked in the objcg, reparent
       env.ledger.obj_bytes[objcg] -= 100;
       CHECK(emu::obj_stock_snapshot(0).nr_bytes == PAGE_SIZE);  // uncharged only when > a page
     });
-    CHECK(memcg_page_state(p, MEMCG_KMEM) == 0);
+    CHECK(emu::memcg_page_state_local_sum(p, MEMCG_KMEM) == 0);
     env.check();
     env.run([&] { drain_all_stock(root_mem_cgroup); flush_workqueue(memcg_wq); });
     // The page is uncharged from the parent now, while a keeps its charge.
-    CHECK(memcg_page_state(p, MEMCG_KMEM) == -1);
-    CHECK(memcg_page_state(a, MEMCG_KMEM) == 1);
+    CHECK(emu::memcg_page_state_local_sum(p, MEMCG_KMEM) == -1);
+    CHECK(emu::memcg_page_state_local_sum(a, MEMCG_KMEM) == 1);
     CHECK(usage(a) == 1);  // the dying a keeps its page in its counter
     CHECK(usage(p) == 0);  // while p got it back: p = a (1) + p own (-1)
     env.check();
@@ -170,7 +170,7 @@ TEST_CASE("kmem pages charge current's objcg and go back through refill_stock",
     emu::mm_attach(&mm, a);
     REQUIRE(__memcg_kmem_charge_page(&page, GFP_KERNEL, 2) == 0);
     CHECK(folio_memcg_kmem(&page));
-    CHECK(memcg_page_state(a, MEMCG_KMEM) == 4);
+    CHECK(emu::memcg_page_state_local_sum(a, MEMCG_KMEM) == 4);
     CHECK(usage(a) == 64);
     __memcg_kmem_uncharge_page(&page, 2);
     CHECK(usage(a) == 64);  // the 4 pages went into the stock (64 now)
@@ -203,7 +203,7 @@ TEST_CASE("swap: charge, events on failure, uncharge by the recorded id, offline
     CHECK(page_counter_read(&a->swap) == 1);
     CHECK(page_counter_read(&p->swap) == 1);
     CHECK(lookup_swap_cgroup_id(swp_entry_t{100}) == mem_cgroup_id(a));
-    CHECK(memcg_page_state(a, MEMCG_SWAP) == 1);
+    CHECK(emu::memcg_page_state_local_sum(a, MEMCG_SWAP) == 1);
     __mem_cgroup_uncharge(&f);
   });
   env.check();

@@ -129,9 +129,9 @@ std::string check_memcg_invariants(const ChargeLedger &ledger) {
   if (s.over_batch) out << "a stock slot holds more than MEMCG_CHARGE_BATCH pages\n";
 
   std::set<obj_cgroup *> origs;
-  long kmem_pages_total = atomic_long_read(&emu::g_freed_stat[MEMCG_KMEM]);
+  long kmem_pages_total = emu::memcg_freed_stat(MEMCG_KMEM);
   for (mem_cgroup *m : s.memcgs) {
-    kmem_pages_total += memcg_page_state(m, MEMCG_KMEM);
+    kmem_pages_total += emu::memcg_page_state_local_sum(m, MEMCG_KMEM);
     if (m->orig_objcg) origs.insert(m->orig_objcg);
   }
 
@@ -140,11 +140,12 @@ std::string check_memcg_invariants(const ChargeLedger &ledger) {
     for (mem_cgroup *d : s.memcgs) {
       if (!mem_cgroup_is_descendant(d, m)) continue;
       if (!mem_cgroup_is_root(d)) {
-        long own = get(ledger.user_pages, d) + model_pages(d) + memcg_page_state(d, MEMCG_KMEM) +
-                   memcg_page_state(d, MEMCG_SOCK);
+        long own = get(ledger.user_pages, d) + model_pages(d) +
+                   emu::memcg_page_state_local_sum(d, MEMCG_KMEM) +
+                   emu::memcg_page_state_local_sum(d, MEMCG_SOCK);
         want_mem += own;
         want_memsw += own;
-        want_swap += memcg_page_state(d, MEMCG_SWAP);
+        want_swap += emu::memcg_page_state_local_sum(d, MEMCG_SWAP);
       }
       want_mem += atomic_long_read(&d->emu_orphaned[0]);
       want_memsw += atomic_long_read(&d->emu_orphaned[1]);

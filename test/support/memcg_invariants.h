@@ -17,6 +17,9 @@
 //     and one per live emulated process's mm.
 //   - objcg byte conservation: sum of MEMCG_KMEM over all memcgs, in bytes == live object bytes
 //     + bytes parked in objcgs + bytes in obj stocks + kmem pages charged whole.
+// Statistics are read as each memcg's exact own value, the sum of its per-CPU running totals
+// (emu::memcg_page_state_local_sum), not through memcg_page_state(): those totals need no
+// flush, so checking never flushes and never changes what memory.stat readers see next.
 // The checks assume a quiescent machine (no task in the middle of a charge): call between
 // steps.
 #pragma once
