@@ -13,8 +13,8 @@
 // Emulation: single node and zone; no kswapd, writeback, dirty throttling, vmpressure, shrinkers
 //   (slab reclaim), demotion or MGLRU; too_many_isolated() never stalls (isolation is bounded
 //   by SWAP_CLUSTER_MAX per reclaimer).
-// Emulation: prepare_scan_control allows deactivation when inactive_is_low; the refault
-//   comparison against the last snapshot (WORKINGSET_ACTIVATE_*) is not made.
+// Emulation: inactive_is_low reads the exact list sizes of the subtree (the kernel reads the
+//   rstat aggregates, as fresh as their last flush); the refault snapshot reads the statistics.
 // Emulation: each scanned page costs kReclaimScanNs and each memcg visited kReclaimVisitNs of
 //   machine time (docs/memory-model.md).
 #include "mm/vmscan.h"
@@ -484,11 +484,18 @@ void prepare_scan_control(scan_control *sc) {
   sc->anon_cost = lv->anon_cost;
   sc->file_cost = lv->file_cost;
   spin_unlock_irq(&lv->lru_lock);
+  mem_cgroup_flush_stats_ratelimited(target);
   if (sc->force_deactivate) {
     sc->may_deactivate_anon = sc->may_deactivate_file = true;
   } else {
-    sc->may_deactivate_anon = inactive_is_low(target, LRU_INACTIVE_ANON);
-    sc->may_deactivate_file = inactive_is_low(target, LRU_INACTIVE_FILE);
+    // Refault activations since the last reclaim of this target mean the workingset is
+    // changing: age the active list even when the inactive one is not low.
+    unsigned long refaults = lruvec_page_state(target, WORKINGSET_ACTIVATE_ANON);
+    sc->may_deactivate_anon = refaults != READ_ONCE(lv->refaults[WORKINGSET_ANON]) ||
+                              inactive_is_low(target, LRU_INACTIVE_ANON);
+    refaults = lruvec_page_state(target, WORKINGSET_ACTIVATE_FILE);
+    sc->may_deactivate_file = refaults != READ_ONCE(lv->refaults[WORKINGSET_FILE]) ||
+                              inactive_is_low(target, LRU_INACTIVE_FILE);
   }
   unsigned long file = lruvec_subtree_lru_pages(target, LRU_INACTIVE_FILE);
   sc->cache_trim_mode = (file >> sc->priority) && !sc->may_deactivate_file;
@@ -504,6 +511,14 @@ retry:
     if (sc->nr_reclaimed >= sc->nr_to_reclaim) break;
     if (sc->priority < DEF_PRIORITY - 2) sc->may_writepage = true;
   } while (--sc->priority >= 0);
+
+  // snapshot_refaults(): the refault activations this reclaim has seen.
+  lruvec *target_lruvec = mem_cgroup_lruvec(sc->target_mem_cgroup);
+  // Concurrent reclaimers of one target store racing snapshots, as in the kernel.
+  WRITE_ONCE(target_lruvec->refaults[WORKINGSET_ANON],
+             lruvec_page_state(sc->target_mem_cgroup, WORKINGSET_ACTIVATE_ANON));
+  WRITE_ONCE(target_lruvec->refaults[WORKINGSET_FILE],
+             lruvec_page_state(sc->target_mem_cgroup, WORKINGSET_ACTIVATE_FILE));
 
   if (sc->nr_reclaimed) return sc->nr_reclaimed;
   // Nothing at all: walk the whole tree, then force deactivation, then dip into memory.low.
