@@ -21,7 +21,12 @@
 #include "kernel/cgroup_rstat.h"
 #include "mm/memcontrol_files.h"
 #include "mm/memcontrol_internal.h"
+#include "mm/filemap.h"
+#include "mm/memcontrol_iter.h"
 #include "mm/mm_types.h"
+#include "mm/oom_kill.h"
+#include "mm/swap.h"
+#include "mm/vmscan.h"
 #include "shim/bug.h"
 #include "shim/cpuhotplug.h"
 #include "shim/errno.h"
@@ -48,13 +53,8 @@ DEFINE_PER_CPU(mem_cgroup *, int_active_memcg);
 // mem_cgroup_ids: private id -> memcg, read under RCU.
 mem_cgroup **g_ids = nullptr;
 
-unsigned long default_reclaim(mem_cgroup *, unsigned long, gfp_t, unsigned int, int *) {
-  return 0;  // no reclaimable pages are modelled yet
-}
-bool default_oom(mem_cgroup *, gfp_t, int) {
-  return false;  // no tasks to kill are modelled yet
-}
-const memcg_reclaim_ops default_ops = {default_reclaim, default_oom};
+// The reclaim model (mm/vmscan.cc) and the OOM killer (mm/oom_kill.cc).
+const memcg_reclaim_ops default_ops = {vmscan_try_to_free_mem_cgroup_pages, mem_cgroup_oom_kill};
 
 const memcg_reclaim_ops *ops() { return g_ops.load(std::memory_order_acquire); }
 
@@ -124,6 +124,7 @@ cgroup_subsys_state *mem_cgroup_css_alloc(cgroup_subsys_state *parent_css) {
     root_mem_cgroup = memcg;
   }
   INIT_WORK(&memcg->high_work, high_work_func);
+  mem_cgroup_tree_link(memcg, parent);
   return &memcg->css;
 }
 
@@ -165,6 +166,7 @@ void mem_cgroup_css_free(cgroup_subsys_state *css) {
   css_rstat_exit(css);
   cancel_work_sync(&memcg->high_work);
   memcg_free_kmem(memcg);
+  mem_cgroup_tree_unlink(memcg);
   // Emulation: bookkeeping for the invariant checker. A memcg can be freed with pages still in
   // its counters (kmem uncharged from the parent after reparenting): the kernel leaves them in
   // the ancestors' counters; remember them on the parent, and the freed statistics globally.
@@ -233,6 +235,7 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   memcg_pcstock_boot(m->config().seed);
   obj_stock_boot();
   memcg_slab_register();
+  lru_boot();
 
   unsigned int flags = 0;
   if (!params.v1 && params.memory_localevents) flags |= CGRP_ROOT_MEMORY_LOCAL_EVENTS;
@@ -262,6 +265,10 @@ void mem_cgroup_shutdown() {
   // Emulation: the kernel never unregisters; here memcg can be shut down and booted again.
   cpuhp_remove_state_nocalls(CPUHP_MM_MEMCQ_DEAD);
   memcg_slab_unregister();
+  // Named files live until the machine stops: their cached pages go now, and so do the pages
+  // still waiting in lru_add batches.
+  emu::file_release_all();
+  lru_shutdown();
   // Give every stocked page back first, so that removed cgroups do not stay pinned by slots.
   obj_stock_shutdown();
   memcg_stock_shutdown();

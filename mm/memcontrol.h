@@ -16,15 +16,16 @@
 // Emulation: a task's memcg is its mm's memcg (mm_struct::memcg, set by emu::mm_attach); the
 //   kernel finds it through mm->owner's css_set. Tasks without an mm belong to the root.
 // Emulation: page/LRU reclaim and the OOM killer are reached through memcg_reclaim_ops (set at
-//   boot). Until the reclaim model exists the defaults are honest: no reclaimable pages are
-//   modelled, so reclaim frees 0 pages, and there is no task to kill, so the OOM killer finds no
-//   victim. Tests install stand-ins to drive every branch.
+//   boot). The defaults are the reclaim model (mm/vmscan.cc: the per-memcg LRU of the folios
+//   that emulated processes and the page cache hold) and the OOM killer (mm/oom_kill.cc).
+//   Tests may install stand-ins to drive the charge path's branches directly.
 #pragma once
 
 #include <cstdint>
 
 #include "kernel/cgroup.h"
 #include "mm/memcontrol_stat.h"
+#include "mm/mmzone.h"
 #include "mm/page_counter.h"
 #include "shim/atomic.h"
 #include "shim/gfp.h"
@@ -118,6 +119,10 @@ struct mem_cgroup {
   // Emulation: pages freed descendants left in this memcg's counters (memory, memsw, swap);
   // bookkeeping for the invariant checker only.
   atomic_long_t emu_orphaned[3];
+
+  // The LRU of the machine's one node, the reclaim iterator and the all-memcg tree links
+  // (mm/mmzone.h, mm/vmscan.cc).
+  mem_cgroup_per_node nodeinfo;
 
   // Control-file state (mm/memcontrol_files.cc, mm/memcontrol_v1_files.cc).
   int swappiness = 60;

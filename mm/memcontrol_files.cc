@@ -22,12 +22,9 @@
 // Emulation: see memcontrol_files.h (one table with the swap rows, no zswap files).
 // Emulation: memcg_wb_domain_size_changed() after a high/max write is not modelled (there is no
 //   dirty-page writeback domain).
-// Emulation: memory.reclaim's lru_add_drain_all() before its final attempt is not modelled
-//   (there are no per-CPU LRU add batches).
 // Emulation: the per-open-file peak state is allocated by cftype::open and freed by
 //   cftype::release (the kernel's cgroup core allocates it in its per-open context).
 #include "mm/memcontrol_files.h"
-#include "mm/memcontrol_stat.h"
 
 #include <algorithm>
 #include <atomic>
@@ -38,6 +35,8 @@
 
 #include "mm/cmdline.h"
 #include "mm/memcontrol_internal.h"
+#include "mm/memcontrol_stat.h"
+#include "mm/swap.h"
 #include "shim/errno.h"
 
 namespace umemcg {
@@ -493,7 +492,8 @@ int user_proactive_reclaim(char *buf, mem_cgroup *memcg) {
 
     if (signal_pending(current)) return -EINTR;
 
-    // The final attempt would drain the per-CPU LRU add batches first (see the banner).
+    // The final attempt: folios still in per-CPU LRU add batches are not on any list yet.
+    if (!nr_retries) lru_add_drain_all();
     unsigned long reclaimed = try_to_free_mem_cgroup_pages(
         memcg, batch_size, GFP_KERNEL, MEMCG_RECLAIM_MAY_SWAP | MEMCG_RECLAIM_PROACTIVE,
         swappiness == -1 ? nullptr : &swappiness);

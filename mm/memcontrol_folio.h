@@ -3,12 +3,14 @@
 //
 // Mirrors: include/linux/memcontrol.h, include/linux/mm_types.h (struct folio's memcg_data),
 //   include/linux/swap.h (swp_entry_t), mm/memcontrol.c, mm/swap_cgroup.c (Linux 6.19)
-// Emulation: a folio is only what memcg reads of it: its size (order), memcg_data and whether
-//   it is on an LRU (user memory) or a kmem page. There is no page allocator behind it.
+// Emulation: a folio is what memcg and the LRU model read of it: its size (order), memcg_data,
+//   page flags, reference and map counts, LRU links and its mapping (mm/page_flags.h). There is
+//   no page allocator behind it and no page contents.
 // Emulation: the swap_cgroup map (entry -> memcg id) is a hash map under a spinlock.
 #pragma once
 
 #include "mm/memcontrol.h"
+#include "shim/list.h"
 
 namespace umemcg {
 
@@ -22,6 +24,15 @@ struct folio {
   unsigned int order = 0;
   // memcg pointer (user folio) or objcg pointer | MEMCG_DATA_KMEM (kmem page); 0 = uncharged.
   unsigned long memcg_data = 0;
+
+  // The LRU and mapping model (mm/page_flags.h); a folio the charge path alone uses leaves
+  // these untouched.
+  unsigned long flags = 0;  // PG_* bits, atomic bitops
+  atomic_t _refcount;       // references (page tables, page cache, LRU batches, isolation)
+  atomic_t _mapcount;       // page table entries mapping it (0: unmapped)
+  list_head lru;            // on an LRU list of its memcg's lruvec (PG_lru), or isolated
+  void *mapping = nullptr;  // address_space (page cache) or mm_struct (anon): see folio_anon_mm
+  unsigned long index = 0;  // page index in the file, or virtual page number (anon)
 };
 
 inline unsigned int folio_nr_pages(const folio *f) { return 1u << f->order; }

@@ -55,6 +55,7 @@ class MemcgEnv {
   template <typename F>
   void run(F &&fn, int cpu = 0) {
     emu::RunResult r = m_->exec(std::forward<F>(fn), cpu);
+    INFO(r.report);
     REQUIRE_FALSE(r.deadlock);
   }
 

@@ -9,6 +9,8 @@
 #include "kernel/cgroup_internal.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/page_counter_stock.h"
+#include "mm/process.h"
+#include "mm/swap.h"
 #include "shim/smp.h"
 
 namespace umemcg::emu {
@@ -78,6 +80,16 @@ Snapshot snapshot() NO_THREAD_SAFETY_ANALYSIS {
   return s;
 }
 
+// Pages the memory model holds charged to @m: on its LRU lists or waiting in an lru_add batch
+// (on a quiescent machine every model folio is in one of the two). Each is one order-0 folio
+// holding one css reference.
+long model_pages(mem_cgroup *m) NO_THREAD_SAFETY_ANALYSIS {
+  lruvec *lv = mem_cgroup_lruvec(m);
+  long n = static_cast<long>(lru_add_batched_pages(m));
+  for (int l = 0; l < NR_LRU_LISTS; l++) n += static_cast<long>(lv->lru_zone_size[l]);
+  return n;
+}
+
 long get(const std::map<mem_cgroup *, long> &m, mem_cgroup *k) {
   auto it = m.find(k);
   return it == m.end() ? 0 : it->second;
@@ -128,7 +140,7 @@ std::string check_memcg_invariants(const ChargeLedger &ledger) {
     for (mem_cgroup *d : s.memcgs) {
       if (!mem_cgroup_is_descendant(d, m)) continue;
       if (!mem_cgroup_is_root(d)) {
-        long own = get(ledger.user_pages, d) +
+        long own = get(ledger.user_pages, d) + model_pages(d) +
                    emu::memcg_page_state_local_sum(d, MEMCG_KMEM) +
                    emu::memcg_page_state_local_sum(d, MEMCG_SOCK);
         want_mem += own;
@@ -157,7 +169,7 @@ std::string check_memcg_invariants(const ChargeLedger &ledger) {
     if (mem_cgroup_is_root(m)) continue;  // CSS_NO_REF
     long want_refs = (css_is_dying(&m->css) ? 0 : 1) + get(s.children, m) +
                      (atomic_long_read(&m->id_ref) > 0 ? 1 : 0) + get(s.slot_refs, m) +
-                     get(ledger.css_refs, m);
+                     get(ledger.css_refs, m) + model_pages(m) + emu::process_css_refs(m);
     long refs = atomic_long_read(&m->css.refcnt);
     if (refs != want_refs)
       out << name << ": css refcnt " << refs << " != expected " << want_refs << "\n";

@@ -4,7 +4,8 @@
 //
 // Checked, for every allocated memcg (online or dying), in both stock designs:
 //   - memory.usage == pages the test charged in the memcg's subtree (folios, forced charges,
-//     direct try_charge) + net kmem pages (MEMCG_KMEM) + socket pages (MEMCG_SOCK) of the
+//     direct try_charge) + pages the memory model holds (folios on the memcg's LRU lists or in
+//     per-CPU lru_add batches: process memory and page cache) + net kmem pages (MEMCG_KMEM) + socket pages (MEMCG_SOCK) of the
 //     subtree + pages held for the subtree in per-CPU stocks; the root's own statistics are
 //     left out (the root is never charged). On v1 the same for memsw (with memsw's own stock in
 //     the page_counter design).
@@ -12,7 +13,8 @@
 //   - no counter negative, no stock slot above MEMCG_CHARGE_BATCH.
 //   - the css reference count equals the references that must exist: the base one while not
 //     dying, one per allocated child, one while the id is live, one per stock slot, plus the
-//     test's own (folios, attached mms, held references: the ledger).
+//     test's own (folios, attached mms, held references: the ledger), plus one per model folio
+//     and one per live emulated process's mm.
 //   - objcg byte conservation: sum of MEMCG_KMEM over all memcgs, in bytes == live object bytes
 //     + bytes parked in objcgs + bytes in obj stocks + kmem pages charged whole.
 // Statistics are read as each memcg's exact own value, the sum of its per-CPU running totals

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// mm/memory.h: private anonymous memory of an address space: mappings, faults, unmapping.
+//
+// A fault on a missing page of a mapping allocates a folio, charges it to the mm's memcg
+// (__mem_cgroup_charge, GFP_KERNEL: reclaim, then the OOM killer, may run inside), maps it
+// (MM_ANONPAGES) and queues it for the LRU through this CPU's lru_add batch; a VM_LOCKED
+// mapping's folios are mlocked (unevictable). Unmapping (munmap, MADV_DONTNEED, exit) zaps the
+// entries and drops the page tables' references: the freed folios are uncharged in batches.
+//
+// Mirrors: mm/memory.c (handle_mm_fault, do_anonymous_page, zap_pte_range, unmap_vmas),
+//   mm/mmap.c (do_mmap, do_munmap, exit_mmap), mm/madvise.c (MADV_DONTNEED), mm/gup.c
+//   (__mm_populate), mm/oom_kill.c (pagefault_out_of_memory) (Linux 6.19)
+// Emulation: addresses are page numbers (see mm/mm_types.h); only private anonymous mappings.
+// Emulation: each fault costs kFaultNs and each zapped page kZapNs of machine time
+//   (docs/memory-model.md).
+#pragma once
+
+#include "mm/mm_types.h"
+
+namespace umemcg {
+
+using vm_fault_t = unsigned int;
+inline constexpr vm_fault_t VM_FAULT_OOM = 0x0001;
+inline constexpr vm_fault_t VM_FAULT_SIGBUS = 0x0002;
+
+// mmap flags (kernel values) understood by do_mmap_anon.
+inline constexpr unsigned long MAP_LOCKED = 0x02000;
+inline constexpr unsigned long MAP_POPULATE = 0x08000;
+
+/**
+ * do_mmap_anon - create a private anonymous mapping of @nr_pages
+ * @mm: address space of the current task
+ * @nr_pages: length in pages (> 0)
+ * @flags: MAP_LOCKED (VM_LOCKED) and MAP_POPULATE (fault every page in now)
+ * @addr: gets the first page number
+ *
+ * Context: inside a kernel entry of the owning task. Returns 0 or -EINVAL/-ENOMEM. Population
+ * errors are not reported (as mm_populate's): population stops at a fatal signal.
+ */
+int do_mmap_anon(mm_struct *mm, unsigned long nr_pages, unsigned long flags, unsigned long *addr);
+// munmap(): unmaps [@start, @start + @nr_pages), which must be whole mappings here.
+int do_munmap(mm_struct *mm, unsigned long start, unsigned long nr_pages);
+// madvise(MADV_DONTNEED): zaps the pages of the range; the mappings stay.
+int madvise_dontneed(mm_struct *mm, unsigned long start, unsigned long nr_pages);
+/**
+ * handle_mm_fault - a write access to page @addr of @mm
+ * Returns 0 (mapped, accessed bit set), VM_FAULT_SIGBUS (no mapping) or VM_FAULT_OOM (the
+ * charge failed). Context: inside a kernel entry of the owning task.
+ */
+vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr);
+// The page fault as the architecture's handler runs it: handle_mm_fault, retried after
+// VM_FAULT_OOM unless a fatal signal is pending. Returns 0, VM_FAULT_SIGBUS or VM_FAULT_OOM.
+vm_fault_t do_user_addr_fault(mm_struct *mm, unsigned long addr);
+// exit_mmap(): unmaps everything and sets MMF_OOM_SKIP.
+void exit_mmap(mm_struct *mm);
+
+}  // namespace umemcg

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// mm/mmzone.h: LRU lists and the per-memcg lruvec of the machine's one node.
+//
+// A lruvec holds the five LRU lists of one memcg (inactive/active anon, inactive/active file,
+// unevictable), their exact sizes, the reclaim cost balance (anon_cost/file_cost), the
+// nonresident age of workingset detection and the refault snapshot of the last reclaim.
+// Folios are linked through folio::lru under lru_lock.
+//
+// Mirrors: include/linux/mmzone.h (enum lru_list, struct lruvec), include/linux/memcontrol.h
+//   (struct mem_cgroup_per_node, struct mem_cgroup_reclaim_iter) (Linux 6.19)
+// Emulation: one node and one zone, so lru_zone_size is one number per list and every memcg has
+//   exactly one lruvec, embedded in its mem_cgroup_per_node.
+// Emulation: the reclaim iterator walks a tree of every allocated memcg (online or dying) kept
+//   here (parent, first/last child, siblings in creation order) under one spinlock; the kernel
+//   walks the css tree under RCU.
+#pragma once
+
+#include "shim/atomic.h"
+#include "shim/list.h"
+#include "shim/spinlock.h"
+#include "shim/thread_annotations.h"
+#include "shim/types.h"
+
+namespace umemcg {
+
+struct mem_cgroup;
+
+inline constexpr int LRU_BASE = 0;
+inline constexpr int LRU_ACTIVE = 1;
+inline constexpr int LRU_FILE = 2;
+
+enum lru_list {
+  LRU_INACTIVE_ANON = LRU_BASE,
+  LRU_ACTIVE_ANON = LRU_BASE + LRU_ACTIVE,
+  LRU_INACTIVE_FILE = LRU_BASE + LRU_FILE,
+  LRU_ACTIVE_FILE = LRU_BASE + LRU_FILE + LRU_ACTIVE,
+  LRU_UNEVICTABLE,
+  NR_LRU_LISTS
+};
+inline constexpr int NR_EVICTABLE_LRU = LRU_UNEVICTABLE;
+
+inline bool is_file_lru(lru_list lru) {
+  return lru == LRU_INACTIVE_FILE || lru == LRU_ACTIVE_FILE;
+}
+inline bool is_active_lru(lru_list lru) {
+  return lru == LRU_ACTIVE_ANON || lru == LRU_ACTIVE_FILE;
+}
+
+// Indices of anon_cost/file_cost style pairs and of lruvec::refaults.
+enum { WORKINGSET_ANON = 0, WORKINGSET_FILE = 1, ANON_AND_FILE = 2 };
+
+struct lruvec {
+  spinlock_t lru_lock{0, "lru_lock"};
+  list_head lists[NR_LRU_LISTS] GUARDED_BY(lru_lock);
+  // Exact list sizes in pages (the kernel's lru_zone_size of the one zone).
+  unsigned long lru_zone_size[NR_LRU_LISTS] GUARDED_BY(lru_lock) = {};
+  // Reclaim cost of each type (lru_note_cost), halved when it outgrows the LRU size.
+  unsigned long anon_cost GUARDED_BY(lru_lock) = 0;
+  unsigned long file_cost GUARDED_BY(lru_lock) = 0;
+  // Evictions and activations seen by this lruvec and its descendants (workingset clock).
+  atomic_long_t nonresident_age;
+  // WORKINGSET_ACTIVATE_{ANON,FILE} at the end of the last reclaim of this memcg.
+  unsigned long refaults[ANON_AND_FILE] = {};
+  // Emulation: the owner (the kernel derives it with container_of from mem_cgroup_per_node).
+  mem_cgroup *memcg = nullptr;
+};
+
+// Shared round-robin position of reclaim walks targeting one memcg.
+struct mem_cgroup_reclaim_iter {
+  mem_cgroup *position = nullptr;  // last memcg handed out, no reference (cleared at free)
+  unsigned int generation = 0;     // bumped each time a walk reaches the end of the subtree
+};
+
+// Emulation: links of the all-memcg tree (see the banner), under memcg_tree_lock.
+struct memcg_tree_node {
+  mem_cgroup *parent = nullptr;
+  mem_cgroup *first_child = nullptr;
+  mem_cgroup *last_child = nullptr;
+  mem_cgroup *prev_sibling = nullptr;
+  mem_cgroup *next_sibling = nullptr;
+};
+
+struct mem_cgroup_per_node {
+  struct lruvec lruvec;
+  mem_cgroup_reclaim_iter iter;
+  memcg_tree_node tree;
+};
+
+}  // namespace umemcg

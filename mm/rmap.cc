@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// mm/rmap.cc: folio_referenced over the one mapping of a private anonymous folio (see rmap.h).
+//
+// Mirrors: mm/rmap.c (Linux 6.19)
+// Emulation: see rmap.h.
+#include "mm/rmap.h"
+
+#include "mm/mm_types.h"
+#include "shim/rcupdate.h"
+
+namespace umemcg {
+
+int folio_referenced(folio *f, bool is_locked, mem_cgroup *memcg, unsigned long *vm_flags) {
+  *vm_flags = 0;
+  if (!folio_mapped(f) || !folio_test_anon(f)) return 0;
+  if (!is_locked && !folio_trylock(f)) return -1;
+
+  int referenced = 0;
+  rcu_read_lock();
+  auto *mm = static_cast<mm_struct *>(READ_ONCE(f->mapping));
+  // invalid_folio_referenced_vma(): only mms charged inside the reclaimed subtree count.
+  mem_cgroup *mm_memcg = mm ? rcu_dereference(mm->memcg) : nullptr;
+  if (mm && (!memcg || mem_cgroup_is_descendant(mm_memcg ? mm_memcg : root_mem_cgroup, memcg))) {
+    spin_lock(&mm->page_table_lock);
+    auto it = mm->vmas.upper_bound(f->index);
+    if (it != mm->vmas.begin()) {
+      vm_area_struct *vma = std::prev(it)->second;
+      if (f->index < vma->vm_end) {
+        pte_t &pte = vma->ptes[f->index - vma->vm_start];
+        if (pte.page == f) {
+          if (vma->vm_flags & VM_LOCKED) {
+            *vm_flags |= VM_LOCKED;
+          } else if (pte.young) {
+            pte.young = false;
+            referenced++;
+          }
+        }
+      }
+    }
+    spin_unlock(&mm->page_table_lock);
+  }
+  rcu_read_unlock();
+  if (!is_locked) folio_unlock(f);
+  return referenced;
+}
+
+}  // namespace umemcg

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/mm/mm_test_util.h: helpers for tests of the memory model (processes, LRU, reclaim).
+#pragma once
+
+#include "test/support/memcg_env.h"
+
+#include <functional>
+
+#include "mm/filemap.h"
+#include "mm/memcontrol_folio.h"
+#include "mm/memory.h"
+#include "mm/oom_kill.h"
+#include "mm/process.h"
+#include "mm/swap.h"
+#include "mm/vmscan.h"
+#include "shim/completion.h"
+
+namespace umemcg::test {
+
+inline unsigned long lru_pages(mem_cgroup *m, lru_list lru) {
+  return lruvec_lru_size(mem_cgroup_lruvec(m), lru);
+}
+inline unsigned long lru_total(mem_cgroup *m) {
+  unsigned long n = 0;
+  for (int l = 0; l < NR_LRU_LISTS; l++) n += lru_pages(m, static_cast<lru_list>(l));
+  return n;
+}
+inline long usage(mem_cgroup *m) { return static_cast<long>(page_counter_read(&m->memory)); }
+
+// Starts a process in @memcg that faults @nr anon pages (one fault each), signals @ready from
+// the kernel (also when it is killed before it is done) and holds them until killed.
+inline emu::Process *start_anon_holder(mem_cgroup *memcg, unsigned long nr, completion *ready,
+                                       short adj = 0, unsigned long flags = 0) {
+  emu::ProcessOptions o;
+  o.memcg = memcg;
+  o.oom_score_adj = adj;
+  return emu::process_start(o, [nr, ready, flags] {
+    unsigned long addr;
+    bool alive = emu::sys_mmap_anon(nr, flags, &addr);
+    if (!(flags & MAP_POPULATE))
+      for (unsigned long i = 0; alive && i < nr; i++) alive = emu::user_write(addr + i);
+    {
+      emu::KernelEntry k;
+      complete(ready);
+    }
+    while (alive && emu::sys_pause()) {
+    }
+    return 0;
+  });
+}
+
+// Reads @nr pages of @ino from page @first into the page cache, charged to @memcg (kernel task).
+inline int read_into(mem_cgroup *memcg, inode *ino, unsigned long first, unsigned long nr) {
+  mem_cgroup *old = set_active_memcg(memcg);
+  int ret = filemap_read(ino, first, nr);
+  set_active_memcg(old);
+  return ret;
+}
+
+}  // namespace umemcg::test
