@@ -4,9 +4,11 @@
 // skmem_charged runs for a socket charge of the cgroup and its descendants (effective array),
 // beside a bpf_memcg_ops attached to the same cgroup; query per attach type reports only that
 // type's maps (the posted series' patch 1); link update replaces the map in place; detach;
-// sleepable members refused.
+// sleepable members refused; socket charges racing link updates, detaches and attaches, seeded
+// in simulated mode and on real threads.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,8 @@
 #include "mm/bpf_tcp_ops.h"
 #include "mm/memcontrol_internal.h"
 #include "test/mm/bpf_test_util.h"
+#include "shim/sched.h"
+#include "test/support/machine_fixture.h"
 #include "test/support/memcg_env.h"
 
 using namespace umemcg;
@@ -187,4 +191,60 @@ TEST_CASE("bpf_tcp_ops: link update replaces the map in place; errors", "[mm][bp
   });
   env.release_all();
   env.finish();
+}
+
+TEST_CASE("bpf_tcp_ops: socket charges race link update, detach and attach",
+          "[mm][bpf][struct_ops][race]") {
+  for (emu::Mode mode : kBothModes) {
+    for (std::uint64_t seed : {1u, 2u, 3u}) {
+      if (mode == emu::Mode::native && seed > 1) continue;
+      DYNAMIC_SECTION(mode_name(mode) << " seed " << seed) {
+        MemcgEnv env(v2_params(), mode, 4, seed);
+        mem_cgroup *c = env.mkdir(nullptr, "c");
+        auto lo = open_bpf_object("tcp_ops.bpf.o");
+        std::atomic<int> bad{0}, charges{0};
+        // The charger: one-page socket charges, each given back.
+        env.machine().spawn("charger", [&] {
+          for (int i = 0; i < 100; i++) {
+            emu::KernelEntry k;
+            if (sk_charge(c, 1)) charges++;
+            cond_resched();
+          }
+        }, {.cpu = 0});
+        // The linker: one non-MULTI link on c, updated back and forth, detached, re-attached.
+        env.machine().spawn("linker", [&] {
+          for (int round = 0; round < 10; round++) {
+            emu::KernelEntry k;
+            auto l = bpf_tcp_ops_attach(*lo, "tcp_count", c, 0);
+            if (!l.ok()) {
+              bad++;
+              continue;
+            }
+            cond_resched();
+            if (!(*l)->update(*lo, "tcp_count2").ok()) bad++;
+            cond_resched();
+            if (!(*l)->update(*lo, "tcp_count").ok()) bad++;
+            cond_resched();
+            (*l)->detach();
+            cond_resched();
+          }
+        }, {.cpu = 1});
+        REQUIRE_FALSE(env.machine().run().deadlock);
+        CHECK(bad == 0);
+        CHECK(charges == 100);
+        // At most one skmem_charged per charge (c's effective array holds one map at a time),
+        // every run a successful charge.
+        const tcp_stats s = read_stats(*lo);
+        CHECK(s.calls + s.calls2 <= 100);
+        CHECK(s.pages == s.calls);
+        CHECK(s.failed == 0);
+        env.run([&] {
+          CHECK_FALSE(cgroup_bpf_enabled(CGROUP_TCP_SOCK_OPS));
+          CHECK(query(c, CGROUP_TCP_SOCK_OPS, 0).empty());
+        });
+        env.release_all();
+        env.finish();
+      }
+    }
+  }
 }
