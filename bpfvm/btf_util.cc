@@ -232,7 +232,11 @@ absl::Status btf_fixup_datasecs(struct btf *btf, const elf::ElfFile &elf)
 	return absl::OkStatus();
 }
 
-s32 btf_find_spin_lock_off(const struct btf *btf, u32 type_id) {
+namespace {
+
+// The byte offset of the first top-level member of struct type_id whose type is struct
+// @struct_name, -1 if none.
+s32 btf_find_struct_member_off(const struct btf *btf, u32 type_id, const char *struct_name) {
   if (!btf || !type_id) return -1;
   const struct btf_type *t = nullptr;
   if (!btf_skip_mods(btf, type_id, &t).ok() || !t || !btf_is_struct(t)) return -1;
@@ -240,9 +244,19 @@ s32 btf_find_spin_lock_off(const struct btf *btf, u32 type_id) {
   for (u16 i = 0; i < btf_vlen(t); i++) {
     const struct btf_type *mt = nullptr;
     if (!btf_skip_mods(btf, m[i].type, &mt).ok() || !mt || !btf_is_struct(mt)) continue;
-    if (btf_str(btf, mt->name_off) == "bpf_spin_lock") return (s32)(btf_member_bit_offset(t, i) / 8);
+    if (btf_str(btf, mt->name_off) == struct_name) return (s32)(btf_member_bit_offset(t, i) / 8);
   }
   return -1;
+}
+
+}  // namespace
+
+s32 btf_find_spin_lock_off(const struct btf *btf, u32 type_id) {
+  return btf_find_struct_member_off(btf, type_id, "bpf_spin_lock");
+}
+
+s32 btf_find_wq_off(const struct btf *btf, u32 type_id) {
+  return btf_find_struct_member_off(btf, type_id, "bpf_wq");
 }
 
 }  // namespace umemcg::emu

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "bpfvm/map_internal.h"
 #include "shim/bug.h"
@@ -31,7 +32,8 @@ bpf_map::bpf_map(const BpfMapAttr &attr)
       max_entries(attr.max_entries),
       map_flags(attr.map_flags),
       name(attr.name),
-      spin_lock_off(attr.spin_lock_off) {}
+      spin_lock_off(attr.spin_lock_off),
+      wq_off(attr.wq_off) {}
 
 bpf_map::~bpf_map() = default;
 
@@ -98,8 +100,9 @@ int sys_map_get_next_key(bpf_map *map, const void *key, void *next_key) {
 }
 
 int sys_map_freeze(bpf_map *map) {
-  // Kernel: maps with special fields (a spin lock) and struct_ops maps cannot be frozen.
-  if (map->spin_lock_off >= 0 || map->map_type == BPF_MAP_TYPE_STRUCT_OPS) return -ENOTSUPP;
+  // Kernel: maps with special fields (a spin lock, a bpf_wq) and struct_ops maps cannot be
+  // frozen.
+  if (map->spin_lock_off >= 0 || map->wq_off >= 0 || map->map_type == BPF_MAP_TYPE_STRUCT_OPS) return -ENOTSUPP;
   if (READ_ONCE(map->frozen)) return -EBUSY;
   WRITE_ONCE(map->frozen, true);
   return 0;
@@ -108,14 +111,21 @@ int sys_map_freeze(bpf_map *map) {
 // --- value copies ---------------------------------------------------------------------------
 
 void copy_map_value(const bpf_map *map, void *dst, const void *src) {
-  const s32 off = map->spin_lock_off;
-  if (off < 0) {
-    std::memcpy(dst, src, map->value_size);
-    return;
+  // The special fields in offset order (they never overlap: distinct BTF members); the bytes
+  // between them are copied.
+  struct field {
+    u32 off, size;
+  } f[2];
+  int n = 0;
+  if (map->spin_lock_off >= 0) f[n++] = {(u32)map->spin_lock_off, sizeof(struct bpf_spin_lock)};
+  if (map->wq_off >= 0) f[n++] = {(u32)map->wq_off, BPF_WQ_SIZE};
+  if (n == 2 && f[0].off > f[1].off) std::swap(f[0], f[1]);
+  u32 pos = 0;
+  for (int i = 0; i < n; i++) {
+    std::memcpy((u8 *)dst + pos, (const u8 *)src + pos, f[i].off - pos);
+    pos = f[i].off + f[i].size;
   }
-  const u32 end = (u32)off + sizeof(struct bpf_spin_lock);
-  std::memcpy(dst, src, (u32)off);
-  std::memcpy((u8 *)dst + end, (const u8 *)src + end, map->value_size - end);
+  std::memcpy((u8 *)dst + pos, (const u8 *)src + pos, map->value_size - pos);
 }
 
 void copy_map_value_locked(const bpf_map *map, void *dst, const void *src, bool lock_src) {
@@ -129,6 +139,7 @@ void copy_map_value_locked(const bpf_map *map, void *dst, const void *src, bool 
 void check_and_init_map_value(const bpf_map *map, void *dst) {
   if (map->spin_lock_off >= 0)
     std::memset((u8 *)dst + map->spin_lock_off, 0, sizeof(struct bpf_spin_lock));
+  if (map->wq_off >= 0) std::memset((u8 *)dst + map->wq_off, 0, BPF_WQ_SIZE);
 }
 
 // --- bpf_spin_lock --------------------------------------------------------------------------
@@ -273,6 +284,15 @@ absl::StatusOr<std::unique_ptr<bpf_map>> bpf_map_create(const BpfMapAttr &attr) 
       ((u64)attr.spin_lock_off + sizeof(struct bpf_spin_lock) > attr.value_size ||
        attr.spin_lock_off % 4))
     return bpf_errno_status(-EINVAL, who + ": bpf_spin_lock outside the value");
+  if (attr.wq_off >= 0) {
+    if ((u64)attr.wq_off + BPF_WQ_SIZE > attr.value_size || attr.wq_off % 8)
+      return bpf_errno_status(-EINVAL, who + ": bpf_wq outside the value");
+    // map_check_btf(): a bpf_wq lives in array, hash and LRU hash values only.
+    if (attr.map_type != BPF_MAP_TYPE_ARRAY && attr.map_type != BPF_MAP_TYPE_HASH &&
+        attr.map_type != BPF_MAP_TYPE_LRU_HASH)
+      return bpf_errno_status(-EOPNOTSUPP, who + ": a bpf_wq is allowed in array, hash and "
+                                                 "LRU hash map values only");
+  }
   switch (attr.map_type) {
     case BPF_MAP_TYPE_ARRAY:
     case BPF_MAP_TYPE_PERCPU_ARRAY:

@@ -57,7 +57,13 @@ struct BpfMapAttr {
   std::string name;
   // Offset of the struct bpf_spin_lock in the value (from BTF), -1 if none.
   s32 spin_lock_off = -1;
+  // Offset of the struct bpf_wq in the value (from BTF), -1 if none: array, hash and LRU hash
+  // maps only (-EOPNOTSUPP otherwise, as map_check_btf()).
+  s32 wq_off = -1;
 };
+
+// The uapi struct bpf_wq: 16 opaque bytes, 8-byte aligned.
+inline constexpr u32 BPF_WQ_SIZE = 16;
 
 // One region of memory a program may access, for the checked interpreter.
 struct BpfMapRegion {
@@ -104,6 +110,7 @@ struct bpf_map {
   u32 map_flags;
   std::string name;
   s32 spin_lock_off;  // struct bpf_spin_lock in the value, -1 if none
+  s32 wq_off;         // struct bpf_wq in the value, -1 if none
   bool frozen = false;
 };
 
@@ -128,7 +135,8 @@ int sys_map_get_next_key(bpf_map *map, const void *key, void *next_key);
 // BPF_MAP_FREEZE: user space may no longer write the map (-EPERM); -EBUSY if already frozen.
 int sys_map_freeze(bpf_map *map);
 
-// Value copies that leave the struct bpf_spin_lock alone (include/linux/bpf.h).
+// Value copies that leave the special fields (struct bpf_spin_lock, struct bpf_wq) alone
+// (include/linux/bpf.h).
 void copy_map_value(const bpf_map *map, void *dst, const void *src);
 // The same with the value's lock held: dst's lock, or src's when lock_src.
 void copy_map_value_locked(const bpf_map *map, void *dst, const void *src, bool lock_src);

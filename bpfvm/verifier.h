@@ -54,6 +54,8 @@ struct bpf_verifier_map {
   const u8 *frozen_value = nullptr;
   // Offset of the struct bpf_spin_lock in the value, -1 if none.
   s32 spin_lock_off = -1;
+  // Offset of the struct bpf_wq in the value, -1 if none.
+  s32 wq_off = -1;
 };
 
 // Log verbosity (BPF_LOG_LEVEL1 / BPF_LOG_LEVEL2 / BPF_LOG_STATS).

@@ -97,6 +97,14 @@ int check_map_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
       return -EACCES;
     }
   }
+  if (map->wq_off >= 0) {
+    const s64 lo = reg.smin_value + reg.off + off;
+    const s64 hi = (s64)reg.umax_value + reg.off + off + size;
+    if (lo < map->wq_off + 16 && hi > map->wq_off) {  // sizeof(struct bpf_wq)
+      env.verbose_err("bpf_wq cannot be accessed directly by load/store");
+      return -EACCES;
+    }
+  }
   (void)t;
   return 0;
 }

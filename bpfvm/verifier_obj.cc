@@ -23,6 +23,7 @@ BpfVerifierInputs bpf_verifier_inputs(const BpfObject &obj) {
     if (m.frozen && m.initial_data.size() >= m.value_size) vm.frozen_value = m.initial_data.data();
     // The same lookup as the map's creation (runtime.cc): the verifier and the map agree.
     vm.spin_lock_off = btf_find_spin_lock_off(obj.btf.get(), m.btf_value_type_id);
+    vm.wq_off = btf_find_wq_off(obj.btf.get(), m.btf_value_type_id);
     in.maps.push_back(vm);
   }
   for (const Extern &e : obj.externs) in.kfuncs.push_back(e.kind == ExternKind::kKfunc ? e.kfunc : nullptr);

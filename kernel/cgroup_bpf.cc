@@ -127,6 +127,49 @@ int cgroup_bpf_detach(cgroup_bpf_attach_type atype, bpf_cgroup_item *item) {
   return 0;
 }
 
+int cgroup_bpf_replace(cgroup_bpf_attach_type atype, bpf_cgroup_item *old_item,
+                       bpf_cgroup_item *new_item) {
+  if (!old_item || !new_item || atype >= MAX_CGROUP_BPF_ATTACH_TYPE) return -EINVAL;
+  std::vector<const bpf_cgroup_array *> old;
+  {
+    mutex_guard g(&cgroup_mutex);
+    cgroup *cgrp = old_item->cgroup;
+    if (!cgrp) return -ENOLINK;
+    if (new_item->cgroup) return -EEXIST;
+    std::vector<bpf_cgroup_item *> &progs = cgrp->bpf.progs[atype];
+    auto it = std::find(progs.begin(), progs.end(), old_item);
+    if (it == progs.end()) return -ENOLINK;  // attached under another type
+    *it = new_item;  // same position, same flags; the enabled count is unchanged
+    new_item->cgroup = cgrp;
+    old_item->cgroup = nullptr;
+    update_effective(cgrp, atype, old);
+  }
+  // The caller may free @old_item's data on return.
+  synchronize_rcu();
+  for (const bpf_cgroup_array *a : old) delete a;
+  return 0;
+}
+
+int cgroup_bpf_query(cgroup *cgrp, cgroup_bpf_attach_type atype, u32 query_flags,
+                     u32 *attach_flags, std::vector<const bpf_cgroup_item *> *items, u32 max,
+                     u32 *count) {
+  if (!cgrp || atype >= MAX_CGROUP_BPF_ATTACH_TYPE) return -EINVAL;
+  if (query_flags & ~CGROUP_BPF_F_QUERY_EFFECTIVE) return -EINVAL;
+  mutex_guard g(&cgroup_mutex);
+  std::vector<const bpf_cgroup_item *> all;
+  if (query_flags & CGROUP_BPF_F_QUERY_EFFECTIVE) {
+    // Under cgroup_mutex the published array cannot be replaced or freed.
+    if (const bpf_cgroup_array *a = cgroup_bpf_effective(cgrp->bpf, atype)) all = a->items;
+  } else {
+    all.assign(cgrp->bpf.progs[atype].begin(), cgrp->bpf.progs[atype].end());
+  }
+  if (attach_flags) *attach_flags = cgrp->bpf.flags[atype];
+  if (count) *count = static_cast<u32>(all.size());
+  if (!items) return 0;
+  items->assign(all.begin(), all.begin() + std::min<size_t>(all.size(), max));
+  return all.size() > max ? -ENOSPC : 0;
+}
+
 void cgroup_bpf_inherit(cgroup *cgrp) {
   for (int t = 0; t < MAX_CGROUP_BPF_ATTACH_TYPE; t++) {
     const auto atype = static_cast<cgroup_bpf_attach_type>(t);

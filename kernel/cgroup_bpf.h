@@ -13,15 +13,19 @@
 //
 // The attach types are the posted cgroup struct_ops series' (kernel-semantics.md 5.3): a
 // struct_ops map attached to a cgroup is an item whose `data` the subsystem interprets
-// (mm/bpf_memcg_ops.cc for CGROUP_MEMCG_OPS).
+// (mm/bpf_tcp_ops.cc for CGROUP_TCP_SOCK_OPS, mm/bpf_memcg_ops.cc for CGROUP_MEMCG_OPS).
+// Every operation takes the attach type and touches only that type's state: query counts and
+// lists one type's attachments (the posted series' patch 1 fixes a query that did not, which
+// only a second struct_ops attach type exposes).
 //
 // Mirrors: kernel/bpf/cgroup.c (hierarchy_allows_attach, compute_effective_progs,
 //          update_effective_progs, __cgroup_bpf_attach/detach, cgroup_bpf_offline),
 //          include/linux/bpf-cgroup-defs.h (Linux 6.19; the struct_ops attach types from the
 //          posted series)
-// Emulation: items are opaque (kernel/ does not see bpfvm/); there is no BPF_F_REPLACE or
-//   BPF_F_PREORDER and no query. Attaching a second item to a non-MULTI cgroup replaces the
-//   first, which becomes defunct, as the kernel replaces a non-MULTI program.
+// Emulation: items are opaque (kernel/ does not see bpfvm/); there is no BPF_F_REPLACE
+//   attach flag or BPF_F_PREORDER (a link's replacement is cgroup_bpf_replace). Attaching a
+//   second item to a non-MULTI cgroup replaces the first, which becomes defunct, as the kernel
+//   replaces a non-MULTI program. Query returns the items, not program ids, and no revision.
 // Emulation: tryget_live is a flag test (no percpu_ref): readers that saw the cgroup live
 //   finish under RCU, and whoever frees an item's data waits for a grace period first.
 #pragma once
@@ -36,7 +40,8 @@ namespace umemcg {
 struct cgroup;
 
 enum cgroup_bpf_attach_type {
-  CGROUP_MEMCG_OPS = 0,  // bpf_memcg_ops (posted series)
+  CGROUP_TCP_SOCK_OPS = 0,  // bpf_tcp_ops (the cgroup struct_ops series' first user)
+  CGROUP_MEMCG_OPS,         // bpf_memcg_ops (posted series)
   MAX_CGROUP_BPF_ATTACH_TYPE,
 };
 
@@ -44,6 +49,8 @@ enum cgroup_bpf_attach_type {
 inline constexpr u32 CGROUP_BPF_F_ALLOW_OVERRIDE = 1u << 0;
 inline constexpr u32 CGROUP_BPF_F_ALLOW_MULTI = 1u << 1;
 inline constexpr u32 BPF_CGROUP_MAX_PROGS = 64;
+// BPF_F_QUERY_EFFECTIVE (uapi value): query the effective array instead of the attachments.
+inline constexpr u32 CGROUP_BPF_F_QUERY_EFFECTIVE = 1u << 0;
 
 // One attachment. `cgroup` is where it is attached; nullptr while detached or once defunct
 // (the cgroup went offline). Written under cgroup_mutex.
@@ -77,6 +84,32 @@ int cgroup_bpf_attach(cgroup *cgrp, cgroup_bpf_attach_type atype, bpf_cgroup_ite
 // Detaches @item (0, or -ENOENT if it is not attached; a defunct item gives 0). On return no
 // reader still sees @item. Context: task context.
 int cgroup_bpf_detach(cgroup_bpf_attach_type atype, bpf_cgroup_item *item);
+
+/**
+ * cgroup_bpf_replace - put @new_item in @old_item's place (link update)
+ * @new_item takes @old_item's position, cgroup and flags; @old_item becomes detached. Readers
+ * see either item, never neither. Returns 0, -EINVAL, -ENOLINK (@old_item is not attached:
+ * detached, replaced or defunct), -EEXIST (@new_item is attached). On return no reader still
+ * sees @old_item. Context: task context.
+ */
+int cgroup_bpf_replace(cgroup_bpf_attach_type atype, bpf_cgroup_item *old_item,
+                       bpf_cgroup_item *new_item);
+
+/**
+ * cgroup_bpf_query - what is attached to @cgrp for @atype (BPF_PROG_QUERY)
+ * @query_flags: 0 (@cgrp's own attachments) or CGROUP_BPF_F_QUERY_EFFECTIVE (its effective
+ *   array)
+ * @attach_flags: set to the flags @cgrp's own attachments were made with (0 if none), for
+ *   either query, as the kernel reports them
+ * @items: if not nullptr, filled with at most @max items (attach or effective order)
+ * @count: set to the total count, which may exceed @max
+ * Returns 0, -EINVAL (bad type or flags), or -ENOSPC when @items could not hold them all (the
+ * first @max are filled), as the kernel returns -ENOSPC for a short prog_ids buffer.
+ * Context: task context (takes cgroup_mutex).
+ */
+int cgroup_bpf_query(cgroup *cgrp, cgroup_bpf_attach_type atype, u32 query_flags,
+                     u32 *attach_flags, std::vector<const bpf_cgroup_item *> *items, u32 max,
+                     u32 *count);
 
 // Under rcu_read_lock(): @cgrp's effective array, or nullptr if empty.
 inline const bpf_cgroup_array *cgroup_bpf_effective(const cgroup_bpf &bpf,

@@ -4,8 +4,7 @@
 //
 // Mirrors: mm/bpf_memcontrol.c (bpf_memcg_high_policy) and kernel/bpf/bpf_struct_ops.c of the
 //          posted series (Linux 6.19 base)
-// Emulation: see bpf_memcg_ops.h. No CFI stub runs during a detach: the detacher waits for
-//   a grace period instead, so a dispatcher sees either the policy or nothing.
+// Emulation: see bpf_memcg_ops.h and bpf_cgroup_struct_ops.h.
 #include "mm/bpf_memcg_ops.h"
 
 #include <algorithm>
@@ -25,85 +24,25 @@
 
 namespace umemcg {
 
-namespace {
-
-constexpr const char *kTypeName = "bpf_memcg_ops";
-
-bool all_zero(const std::vector<u8> &data, u32 off, u32 size) {
-  if ((u64)off + size > data.size()) return true;  // beyond the image: nothing set
-  return std::all_of(data.begin() + off, data.begin() + off + size, [](u8 b) { return !b; });
-}
-
-absl::Status errno_status(int err, const std::string &what) {
-  return absl::FailedPreconditionError(absl::StrFormat("%s: %s (%d)", what, strerror(-err), err));
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<BpfMemcgOpsLink>> BpfMemcgOpsLink::attach(
     emu::BpfLoadedObject &obj, const std::string &map_name, mem_cgroup *memcg, u32 flags) {
-  bpf_memcontrol_init();
-  const emu::MapSpec *spec = nullptr;
-  for (const emu::MapSpec &m : obj.object().maps)
-    if (m.name == map_name) spec = &m;
-  if (!spec) return absl::NotFoundError("no map '" + map_name + "' in the object");
-  if (!spec->st_ops || spec->st_ops->type_name != kTypeName)
-    return absl::InvalidArgumentError("map '" + map_name + "' is not a " + kTypeName +
-                                      " struct_ops map");
-  if (spec->origin != emu::MapOrigin::kStructOpsLink)
-    return absl::UnimplementedError("map '" + map_name +
-                                    "': a cgroup struct_ops attaches through a link "
-                                    "(SEC(\".struct_ops.link\")); -EOPNOTSUPP");
-  if (!memcg || !cgroup_on_dfl(memcg->css.cgroup))
-    return absl::InvalidArgumentError("cgroup-bpf attaches only to cgroup v2 cgroups");
-  const emu::bpf_struct_ops_type *kern = emu::bpf_kernel_env().find_struct_ops(kTypeName);
-  if (!kern) return absl::InternalError("bpf_memcg_ops is not registered");
-
+  auto l = BpfCgroupStructOpsLink::attach(obj, map_name, "bpf_memcg_ops", memcg, flags);
+  if (!l.ok()) return l.status();
   std::unique_ptr<BpfMemcgOpsLink> link(new BpfMemcgOpsLink);
-  for (const emu::StructOpsMember &m : spec->st_ops->members) {
-    const bool in_kernel =
-        std::any_of(kern->members.begin(), kern->members.end(),
-                    [&](const emu::bpf_struct_ops_member &k) { return k.name == m.name; });
-    if (!in_kernel) {
-      // libbpf: a member the kernel's type lacks must be unused (no program, all zero).
-      if (m.prog_idx >= 0 || !all_zero(spec->initial_data, m.offset, m.size))
-        return absl::UnimplementedError(absl::StrFormat(
-            "struct_ops init_kern %s: Cannot find member %s in kernel BTF", map_name, m.name));
-      continue;
-    }
-    if (m.prog_idx < 0) continue;  // a NULL member: the dispatcher skips it
-    const std::string &pname = obj.object().progs[m.prog_idx].name;
-    emu::BpfLoadedProg *prog = obj.find_program(pname);
-    if (!prog) return absl::InternalError("program '" + pname + "' not linked");
-    if (!prog->runnable())
-      return absl::PermissionDeniedError(
-          absl::StrFormat("map '%s' member %s: %s", map_name, m.name, prog->refusal()));
-    if (m.name == "high_policy") {
-      link->high_policy_ = prog;
-      link->policy_fast_ = prog->fast() && !prog->sleepable();
-    }
-  }
-  link->item_.data = link.get();
-  int err = cgroup_bpf_attach(memcg->css.cgroup, CGROUP_MEMCG_OPS, &link->item_, flags);
-  if (err) {
-    link->detached_ = true;
-    return errno_status(err, "attach '" + map_name + "'");
-  }
+  link->link_ = std::move(*l);
   // The charge path calls the dispatcher from now on (a no-op while nothing is attached).
   memcg_set_high_policy(bpf_memcg_high_policy);
   return link;
 }
 
-void BpfMemcgOpsLink::detach() {
-  if (detached_) return;
-  detached_ = true;
-  cgroup_bpf_detach(CGROUP_MEMCG_OPS, &item_);  // returns after a grace period
-}
+void BpfMemcgOpsLink::detach() { link_->detach(); }
 
-BpfMemcgOpsLink::~BpfMemcgOpsLink() { detach(); }
+BpfMemcgOpsLink::~BpfMemcgOpsLink() = default;  // the link detaches
 
-bool BpfMemcgOpsLink::attached() const {
-  return !detached_ && READ_ONCE(item_.cgroup) != nullptr;
+bool BpfMemcgOpsLink::attached() const { return link_->attached(); }
+
+emu::BpfLoadedProg *BpfMemcgOpsLink::high_policy() const {
+  return link_->ops().progs[BPF_MEMCG_OPS_HIGH_POLICY].prog;
 }
 
 u32 bpf_memcg_high_policy(mem_cgroup *memcg, mem_cgroup *over_limit, gfp_t gfp) {
@@ -128,16 +67,10 @@ u32 bpf_memcg_high_policy(mem_cgroup *memcg, mem_cgroup *over_limit, gfp_t gfp) 
     u64 args[1] = {reinterpret_cast<u64>(&ctx)};
     if (const bpf_cgroup_array *a = cgroup_bpf_effective(cgrp->bpf, CGROUP_MEMCG_OPS)) {
       for (const bpf_cgroup_item *item : a->items) {
-        const auto *link = static_cast<const BpfMemcgOpsLink *>(item->data);
-        if (!link->high_policy_) continue;
-        emu::BpfLoadedProg *prog = link->high_policy_;
-        u64 r0;
-        if (likely(link->policy_fast_)) {
-          r0 = prog->run_in_rcu(args);  // verified, not sleepable: the trampoline fast path
-        } else {
-          const emu::BpfProgRunResult r = prog->run(args, sizeof(args), true);
-          r0 = r.ok ? r.r0 : 0;
-        }
+        const auto *ops = static_cast<const bpf_cgroup_struct_ops *>(item->data);
+        const bpf_cgroup_struct_ops::member_prog &m = ops->progs[BPF_MEMCG_OPS_HIGH_POLICY];
+        if (!m.prog) continue;
+        const u64 r0 = bpf_cgroup_struct_ops_run(m, args, 1);
         // OR: no policy can undo another's request; unknown bits are dropped.
         acc |= static_cast<u32>(r0) & BPF_MEMCG_HIGH_VALID_MASK;
       }

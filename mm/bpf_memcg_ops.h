@@ -13,13 +13,11 @@
 //     effective array (its own, then its ancestors' when they allow MULTI) runs; results are
 //     ORed and masked with BPF_MEMCG_HIGH_VALID_MASK, so no policy undoes another's request.
 //
-// Mirrors: mm/bpf_memcontrol.c and include/linux/bpf_memcontrol.h of the posted series;
-//          kernel/bpf/bpf_struct_ops.c (map update checks: members by name, non-function
-//          members zero, programs of the member's type) (Linux 6.19)
-// Emulation: the link is a C++ object (no fd); attach takes the memcg, not a cgroup fd. Only
-//   SEC(".struct_ops.link") maps attach: a cgroup struct_ops type has no reg(), so a plain
-//   .struct_ops map has nowhere to register (-EOPNOTSUPP) (inferred from the series: the
-//   cgroup layer does attach and detach).
+// The link is the cgroup struct_ops layer's (mm/bpf_cgroup_struct_ops.h) for CGROUP_MEMCG_OPS.
+//
+// Mirrors: mm/bpf_memcontrol.c and include/linux/bpf_memcontrol.h of the posted series
+//          (Linux 6.19 base)
+// Emulation: see mm/bpf_cgroup_struct_ops.h for the link.
 // Emulation: cgroup_bpf_tryget_live() is a flag test and takes no reference (see
 //   kernel/cgroup_bpf.h).
 #pragma once
@@ -31,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernel/cgroup_bpf.h"
+#include "mm/bpf_cgroup_struct_ops.h"
 #include "shim/gfp.h"
 #include "shim/types.h"
 
@@ -63,17 +62,18 @@ class BpfMemcgOpsLink {
   void detach();
   // False once detached, replaced, or when the cgroup went offline (defunct).
   bool attached() const;
-  emu::BpfLoadedProg *high_policy() const { return high_policy_; }
+  emu::BpfLoadedProg *high_policy() const;
+  // Link update, query: as BpfCgroupStructOpsLink's.
+  BpfCgroupStructOpsLink &link() { return *link_; }
 
  private:
   BpfMemcgOpsLink() = default;
-  friend u32 bpf_memcg_high_policy(mem_cgroup *, mem_cgroup *, gfp_t);
 
-  bpf_cgroup_item item_;
-  emu::BpfLoadedProg *high_policy_ = nullptr;
-  bool policy_fast_ = false;  // verified and not sleepable: run_in_rcu()
-  bool detached_ = false;
+  std::unique_ptr<BpfCgroupStructOpsLink> link_;
 };
+
+// bpf_memcg_ops's member indexes (the registration's order, mm/bpf_memcontrol.cc).
+inline constexpr size_t BPF_MEMCG_OPS_HIGH_POLICY = 0;
 
 // The dispatcher (installed with memcg_set_high_policy() at the first attach).
 u32 bpf_memcg_high_policy(mem_cgroup *memcg, mem_cgroup *over_limit, gfp_t gfp);

@@ -18,6 +18,7 @@
 
 #include "bpfvm/kernel_env.h"
 #include "kernel/cgroup.h"
+#include "mm/bpf_tcp_ops.h"
 #include "mm/memcontrol.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/page_counter.h"
@@ -188,6 +189,18 @@ void register_structs(emu::BpfKernelEnv &env) {
                                    EMU_OFF(bpf_memcg_ctx, nr_pages_over_high), 8),
              bpf_ctx_field::scalar("gfp_flags", EMU_OFF(bpf_memcg_ctx, gfp_flags), 4)}}),
        "bpf_memcg_ctx");
+  // The bpf_tcp_ops.skmem_charged context (mm/bpf_tcp_ops.h); pointers trusted, as above.
+  must(env.add_struct(
+           {"bpf_tcp_sock_ctx", EMU_SZ(bpf_tcp_sock_ctx),
+            {bpf_ctx_field::ptr("memcg", EMU_OFF(bpf_tcp_sock_ctx, memcg), "mem_cgroup",
+                                PTR_TRUSTED),
+             bpf_ctx_field::ptr("task", EMU_OFF(bpf_tcp_sock_ctx, task), "task_struct",
+                                PTR_TRUSTED),
+             bpf_ctx_field::scalar("cgroup_id", EMU_OFF(bpf_tcp_sock_ctx, cgroup_id), 8),
+             bpf_ctx_field::scalar("nr_pages", EMU_OFF(bpf_tcp_sock_ctx, nr_pages), 4),
+             bpf_ctx_field::scalar("charged", EMU_OFF(bpf_tcp_sock_ctx, charged), 4),
+             bpf_ctx_field::scalar("gfp_flags", EMU_OFF(bpf_tcp_sock_ctx, gfp_flags), 4)}}),
+       "bpf_tcp_sock_ctx");
 }
 
 #undef EMU_OFF
@@ -237,6 +250,13 @@ void register_attach_points(emu::BpfKernelEnv &env) {
   ops.members.push_back({"high_policy", KfuncArg::scalar(4), {KfuncArg::ptr_to("bpf_memcg_ctx")},
                          {"ctx"}, false});
   must(env.register_struct_ops(ops), "bpf_memcg_ops");
+  // bpf_tcp_ops (CGROUP_TCP_SOCK_OPS, mm/bpf_tcp_ops.h): skmem_charged, called after a
+  // socket-memory charge (softirq context in the kernel: no sleepable programs).
+  emu::bpf_struct_ops_type tcp;
+  tcp.name = "bpf_tcp_ops";
+  tcp.members.push_back({"skmem_charged", KfuncArg::scalar(4, true),
+                         {KfuncArg::ptr_to("bpf_tcp_sock_ctx")}, {"ctx"}, false});
+  must(env.register_struct_ops(tcp), "bpf_tcp_ops");
 
   // bpf_iter__cgroup { meta; cgroup } (cgroup NULL on the final call).
   must(env.register_iter_target({"cgroup",

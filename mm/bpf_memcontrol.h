@@ -6,7 +6,8 @@
 //    bpf_mem_cgroup_vm_events, bpf_mem_cgroup_page_state, bpf_mem_cgroup_flush_stats, and
 //    bpf_proactive_reclaim (5.5, SYSCALL programs only);
 //  - the struct_ops type bpf_memcg_ops with its high_policy member and the read-only
-//    struct bpf_memcg_ctx (5.4, the posted series);
+//    struct bpf_memcg_ctx (5.4, the posted series), and bpf_tcp_ops with its skmem_charged
+//    member and struct bpf_tcp_sock_ctx (mm/bpf_tcp_ops.h);
 //  - the kernel objects programs reach (mem_cgroup, cgroup, cgroup_subsys_state, task_struct,
 //    rw_semaphore, bpf_iter_meta), the cgroup iterator target (5.8) and the fentry/fexit
 //    targets: the rwsem primitives and the charge path's over-high handling.

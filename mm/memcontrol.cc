@@ -19,6 +19,7 @@
 #include <new>
 
 #include "kernel/cgroup_rstat.h"
+#include "mm/bpf_tcp_ops.h"
 #include "mm/memcontrol_files.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/filemap.h"
@@ -458,11 +459,12 @@ bool mem_cgroup_sk_charge(mem_cgroup *memcg, unsigned int nr_pages, gfp_t gfp_ma
   // memcg, and the root is accepted without charging.
   if (mem_cgroup_is_root(memcg)) return true;
   // Emulation: the v1 tcpmem path (memcg1_charge_skmem) is not modelled; v2 only.
-  if (try_charge_memcg(memcg, gfp_mask, nr_pages) == 0) {
-    mod_memcg_state(memcg, MEMCG_SOCK, static_cast<int>(nr_pages));
-    return true;
-  }
-  return false;
+  const bool charged = try_charge_memcg(memcg, gfp_mask, nr_pages) == 0;
+  if (charged) mod_memcg_state(memcg, MEMCG_SOCK, nr_pages);
+  // bpf_tcp_ops.skmem_charged (mm/bpf_tcp_ops.h): one static-key test while nothing is
+  // attached.
+  bpf_tcp_ops_skmem_charged(memcg, nr_pages, gfp_mask, charged);
+  return charged;
 }
 
 void mem_cgroup_sk_uncharge(mem_cgroup *memcg, unsigned int nr_pages) {

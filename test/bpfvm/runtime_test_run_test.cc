@@ -17,6 +17,7 @@
 #include "bpfvm/runtime.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
+#include "shim/rcupdate.h"
 #include "test/support/machine_fixture.h"
 
 #ifndef UMEMCG_BPF_PROGS_DIR
@@ -421,5 +422,65 @@ TEST_CASE("runtime: a program the verifier rejects is refused unless the link op
     BpfTestRunResult r2 = bpf_prog_test_run(*g, o2);
     CHECK(r2.err == -EACCES);
     CHECK_THAT(r2.error, Catch::Contains("was not verified"));
+  });
+}
+
+TEST_CASE("runtime: a bpf_wq in a BTF map value is a special field", "[bpfvm][runtime][wq]") {
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  mach.exec([] {
+    auto lo = BpfLoadedObject::open(prog_path("rt_wq_field.bpf.o"), nullptr, {});
+    INFO(lo.status().message());
+    REQUIRE(lo.ok());
+    bpf_map *arr = (*lo)->find_map("warr");
+    bpf_map *hash = (*lo)->find_map("whash");
+    REQUIRE((arr && hash));
+    CHECK(arr->wq_off == 8);  // { u64 a; struct bpf_wq wq; u64 b; }
+    CHECK(hash->wq_off == 8);
+    CHECK(arr->spin_lock_off == -1);
+    // The verifier knows the field: the other fields are accessible, the bpf_wq is not.
+    BpfLoadedProg *touch = (*lo)->find_program("touch_fields");
+    REQUIRE(touch);
+    INFO(touch->verdict().error);
+    CHECK(touch->fast());
+    for (const char *bad : {"store_wq", "load_wq"}) {
+      BpfLoadedProg *p = (*lo)->find_program(bad);
+      REQUIRE(p);
+      CHECK_FALSE(p->runnable());
+      CHECK(p->verdict().error == "bpf_wq cannot be accessed directly by load/store");
+    }
+    u64 x = 3;
+    CHECK(test_run(**lo, "touch_fields", &x).err == 0);
+    CHECK(x == 9);
+    // User-space copies leave the bpf_wq alone: an update does not write it, a lookup reads it
+    // as zero, in both map types.
+    struct elem {
+      u64 a, w0, w1, b;
+    };
+    for (bpf_map *m : {arr, hash}) {
+      INFO(m->name);
+      const u32 k = 1;
+      const elem in{1, 0xaa, 0xbb, 2};
+      REQUIRE(sys_map_update_elem(m, &k, &in) == 0);
+      {
+        rcu_read_guard g;
+        const auto *raw = static_cast<const elem *>(m->map_lookup_elem(&k));
+        REQUIRE(raw);
+        CHECK(raw->a == 1);
+        CHECK(raw->b == 2);
+        CHECK(raw->w0 == 0);
+        CHECK(raw->w1 == 0);
+      }
+      elem out{9, 9, 9, 9};
+      REQUIRE(sys_map_lookup_elem(m, &k, &out) == 0);
+      CHECK(out.a == 1);
+      CHECK(out.b == 2);
+      CHECK(out.w0 == 0);
+      CHECK(out.w1 == 0);
+      CHECK(sys_map_freeze(m) == -ENOTSUPP);  // a map with special fields
+    }
+    // A per-CPU array may not hold one (map_check_btf: -EOPNOTSUPP).
+    auto pc = BpfLoadedObject::open(prog_path("rt_wq_percpu.bpf.o"), nullptr, {});
+    REQUIRE_FALSE(pc.ok());
+    CHECK_THAT(std::string(pc.status().message()), Catch::Contains("bpf_wq"));
   });
 }

@@ -2,7 +2,8 @@
 // Tests of cgroup-bpf (kernel/cgroup_bpf.*): NONE / ALLOW_OVERRIDE / ALLOW_MULTI attach rules,
 // effective-array order (own attachments first, then ancestors', attach order within a level),
 // recomputation for the subtree and for new cgroups, detach, offline (defunct items, tryget_live
-// fails), the static key, and readers walking effective arrays on real threads while
+// fails), the static key, link replacement, per-type query (a query for one struct_ops type
+// never reports another's attachments), and readers walking effective arrays on real threads while
 // attachments change.
 #include <catch2/catch.hpp>
 
@@ -34,10 +35,10 @@ cgroup_subsys plain_ss = {"plain", p_alloc, nullptr, nullptr, nullptr, p_free, n
 constexpr auto T = CGROUP_MEMCG_OPS;
 
 // Names of the effective items of cgrp (item data points at a std::string).
-std::string effective(cgroup *cgrp) {
+std::string effective(cgroup *cgrp, cgroup_bpf_attach_type atype = T) {
   rcu_read_guard g;
   std::string out;
-  if (const bpf_cgroup_array *a = cgroup_bpf_effective(cgrp->bpf, T))
+  if (const bpf_cgroup_array *a = cgroup_bpf_effective(cgrp->bpf, atype))
     for (const bpf_cgroup_item *it : a->items) out += *static_cast<std::string *>(it->data);
   return out;
 }
@@ -54,6 +55,19 @@ void with_tree(F body, emu::Mode mode = emu::Mode::simulated) {
   });
   CHECK(emu::cgroup_live_css() == 0);
   CHECK_FALSE(cgroup_bpf_enabled(T));
+  CHECK_FALSE(cgroup_bpf_enabled(CGROUP_TCP_SOCK_OPS));
+}
+
+// The names of a query's items, and its count and flags, as "names/count/flags".
+std::string query(cgroup *cgrp, cgroup_bpf_attach_type atype, u32 qflags, u32 max = 64,
+                  int *ret = nullptr) {
+  std::vector<const bpf_cgroup_item *> items;
+  u32 flags = 99, count = 99;
+  const int err = cgroup_bpf_query(cgrp, atype, qflags, &flags, &items, max, &count);
+  if (ret) *ret = err;
+  std::string out;
+  for (const bpf_cgroup_item *it : items) out += *static_cast<std::string *>(it->data);
+  return out + "/" + std::to_string(count) + "/" + std::to_string(flags);
 }
 
 cgroup *mk(cgroup *parent, const char *name) {
@@ -210,4 +224,135 @@ TEST_CASE("cgroup_bpf: readers walk effective arrays while attachments change (n
     cgroup_destroy_root(root);
   });
   CHECK_FALSE(cgroup_bpf_enabled(T));
+}
+
+TEST_CASE("cgroup_bpf: a query reports only the attach type asked for", "[kernel][cgroup_bpf]") {
+  // The posted series' patch 1: with two struct_ops attach types, a query for one must not
+  // count or list the other's attachments (nor look at index 0 for every type).
+  with_tree([](cgroup *root) {
+    std::string na = "a", nb = "b", nt = "t", nu = "u";
+    bpf_cgroup_item ia{&na}, ib{&nb}, it{&nt}, iu{&nu};
+    cgroup *p = mk(root, "p");
+    cgroup *q = mk(p, "q");
+    REQUIRE(cgroup_bpf_attach(p, CGROUP_MEMCG_OPS, &ia, CGROUP_BPF_F_ALLOW_MULTI) == 0);
+    REQUIRE(cgroup_bpf_attach(q, CGROUP_MEMCG_OPS, &ib, CGROUP_BPF_F_ALLOW_MULTI) == 0);
+    REQUIRE(cgroup_bpf_attach(q, CGROUP_TCP_SOCK_OPS, &it, CGROUP_BPF_F_ALLOW_OVERRIDE) == 0);
+    CHECK(query(q, CGROUP_MEMCG_OPS, 0) == "b/1/2");
+    CHECK(query(q, CGROUP_TCP_SOCK_OPS, 0) == "t/1/1");
+    CHECK(query(q, CGROUP_MEMCG_OPS, CGROUP_BPF_F_QUERY_EFFECTIVE) == "ba/2/2");
+    CHECK(query(q, CGROUP_TCP_SOCK_OPS, CGROUP_BPF_F_QUERY_EFFECTIVE) == "t/1/1");
+    CHECK(query(p, CGROUP_TCP_SOCK_OPS, 0) == "/0/0");
+    CHECK(query(p, CGROUP_TCP_SOCK_OPS, CGROUP_BPF_F_QUERY_EFFECTIVE) == "/0/0");
+    CHECK(query(p, CGROUP_MEMCG_OPS, 0) == "a/1/2");
+    // The effective arrays and static keys are per type too.
+    CHECK(effective(q, CGROUP_TCP_SOCK_OPS) == "t");
+    CHECK(effective(p, CGROUP_TCP_SOCK_OPS) == "");
+    CHECK(cgroup_bpf_enabled(CGROUP_TCP_SOCK_OPS));
+    // A short buffer: the first items, the full count, -ENOSPC.
+    int err = 0;
+    CHECK(query(q, CGROUP_MEMCG_OPS, CGROUP_BPF_F_QUERY_EFFECTIVE, 1, &err) == "b/2/2");
+    CHECK(err == -ENOSPC);
+    // A count-only query, and bad arguments.
+    u32 count = 0;
+    CHECK(cgroup_bpf_query(q, CGROUP_MEMCG_OPS, 0, nullptr, nullptr, 0, &count) == 0);
+    CHECK(count == 1);
+    CHECK(query(q, CGROUP_MEMCG_OPS, 1u << 3, 64, &err) == "/99/99");
+    CHECK(err == -EINVAL);
+    CHECK(cgroup_bpf_query(q, MAX_CGROUP_BPF_ATTACH_TYPE, 0, nullptr, nullptr, 0, &count) ==
+          -EINVAL);
+    // Detaching one type leaves the other's attachments and key alone.
+    REQUIRE(cgroup_bpf_detach(CGROUP_TCP_SOCK_OPS, &it) == 0);
+    CHECK_FALSE(cgroup_bpf_enabled(CGROUP_TCP_SOCK_OPS));
+    CHECK(cgroup_bpf_enabled(CGROUP_MEMCG_OPS));
+    CHECK(query(q, CGROUP_MEMCG_OPS, CGROUP_BPF_F_QUERY_EFFECTIVE) == "ba/2/2");
+    // An item attached under one type is not found under the other.
+    CHECK(cgroup_bpf_replace(CGROUP_TCP_SOCK_OPS, &ib, &iu) == -ENOLINK);
+    CHECK(iu.cgroup == nullptr);
+    REQUIRE(cgroup_bpf_detach(CGROUP_MEMCG_OPS, &ib) == 0);
+    REQUIRE(cgroup_bpf_detach(CGROUP_MEMCG_OPS, &ia) == 0);
+  });
+}
+
+TEST_CASE("cgroup_bpf: replace keeps the position, flags and subtree", "[kernel][cgroup_bpf]") {
+  with_tree([](cgroup *root) {
+    std::string na = "a", nb = "b", nc = "c", nx = "x";
+    bpf_cgroup_item ia{&na}, ib{&nb}, ic{&nc}, ix{&nx};
+    cgroup *p = mk(root, "p");
+    cgroup *q = mk(p, "q");
+    REQUIRE(cgroup_bpf_attach(p, T, &ia, CGROUP_BPF_F_ALLOW_MULTI) == 0);
+    REQUIRE(cgroup_bpf_attach(p, T, &ib, CGROUP_BPF_F_ALLOW_MULTI) == 0);
+    REQUIRE(cgroup_bpf_attach(q, T, &ic, CGROUP_BPF_F_ALLOW_MULTI) == 0);
+    CHECK(effective(q) == "cab");
+    REQUIRE(cgroup_bpf_replace(T, &ia, &ix) == 0);
+    CHECK(effective(q) == "cxb");
+    CHECK(effective(p) == "xb");
+    CHECK(ix.cgroup == p);
+    CHECK(ia.cgroup == nullptr);
+    CHECK(query(p, T, 0) == "xb/2/2");
+    // The old item is no longer attached; the new one cannot replace twice into place.
+    CHECK(cgroup_bpf_replace(T, &ia, &ix) == -ENOLINK);
+    CHECK(cgroup_bpf_replace(T, &ib, &ic) == -EEXIST);
+    CHECK(cgroup_bpf_replace(T, &ib, nullptr) == -EINVAL);
+    // The enabled count is unchanged: detaching everything turns the key off.
+    REQUIRE(cgroup_bpf_detach(T, &ix) == 0);
+    REQUIRE(cgroup_bpf_detach(T, &ib) == 0);
+    REQUIRE(cgroup_bpf_detach(T, &ic) == 0);
+    CHECK_FALSE(cgroup_bpf_enabled(T));
+    // A defunct item (its cgroup went offline) cannot be replaced.
+    REQUIRE(cgroup_bpf_attach(q, T, &ia, 0) == 0);
+    REQUIRE(cgroup_rmdir(q) == 0);
+    CHECK(cgroup_bpf_replace(T, &ia, &ix) == -ENOLINK);
+  });
+}
+
+TEST_CASE("cgroup_bpf: readers see the old or the new item across replaces (native)",
+          "[kernel][cgroup_bpf]") {
+  emu::Machine m(config(emu::Mode::native, 2));
+  cgroup_root *root = nullptr;
+  cgroup *q = nullptr;
+  std::string na = "a", nb = "b", nt = "t";
+  bpf_cgroup_item ia{&na}, ib{&nb}, it{&nt};
+  m.exec([&] {
+    int err = 1;
+    root = cgroup_setup_root(true, 0, &plain_ss, &err);
+    REQUIRE(root);
+    q = mk(&root->cgrp, "q");
+    REQUIRE(cgroup_bpf_attach(q, T, &ia, 0) == 0);
+    REQUIRE(cgroup_bpf_attach(q, CGROUP_TCP_SOCK_OPS, &it, 0) == 0);
+  });
+  std::atomic<bool> stop{false};
+  std::atomic<long> seen{0}, bad{0};
+  emu::TaskOptions ro;
+  ro.cpu = 1;
+  m.spawn("reader", [&] {
+    do {  // at least once, however late the reader starts
+      rcu_read_guard g;
+      const bpf_cgroup_array *a = cgroup_bpf_effective(q->bpf, T);
+      const bpf_cgroup_array *t = cgroup_bpf_effective(q->bpf, CGROUP_TCP_SOCK_OPS);
+      // Exactly one memcg item, a or b; the other type's array is untouched.
+      const bool ok = a && a->items.size() == 1 && t && t->items.size() == 1 &&
+                      t->items[0] == &it && (a->items[0] == &ia || a->items[0] == &ib);
+      (ok ? seen : bad).fetch_add(1);
+    } while (!stop.load());
+  }, ro);
+  emu::TaskOptions wo;
+  wo.cpu = 0;
+  m.spawn("writer", [&] {
+    for (int round = 0; round < 100; round++) {
+      CHECK(cgroup_bpf_replace(T, &ia, &ib) == 0);
+      CHECK(cgroup_bpf_replace(T, &ib, &ia) == 0);
+    }
+    stop = true;
+  }, wo);
+  CHECK_FALSE(m.run().deadlock);
+  CHECK(bad.load() == 0);
+  CHECK(seen.load() > 0);
+  m.exec([&] {
+    CHECK(effective(q) == "a");
+    CHECK(cgroup_bpf_detach(T, &ia) == 0);
+    CHECK(cgroup_bpf_detach(CGROUP_TCP_SOCK_OPS, &it) == 0);
+    cgroup_destroy_root(root);
+  });
+  CHECK_FALSE(cgroup_bpf_enabled(T));
+  CHECK_FALSE(cgroup_bpf_enabled(CGROUP_TCP_SOCK_OPS));
 }
