@@ -9,14 +9,17 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernel/cgroup.h"
 #include "mm/filemap.h"
 #include "mm/memory.h"
 #include "shim/completion.h"
+#include "shim/errno.h"
 #include "shim/jiffies.h"
 #include "shim/machine.h"
 #include "shim/rcupdate.h"
 #include "shim/sched.h"
 #include "shim/spinlock.h"
+#include "shim/wait.h"
 
 namespace umemcg::emu {
 
@@ -30,6 +33,11 @@ struct Process {
   int status = 0;
   bool oom_victim = false;  // tsk_is_oom_victim(), under g_proc_lock
   bool dying = false;       // SIGKILL sent or exiting, under g_proc_lock
+  int kill_sig = 0;         // the fatal signal that ended it (first one sent), under g_proc_lock
+  int exit_sig = 0;         // kill_sig if it died of it, else 0 (set at exit)
+  bool in_cgroup = false;   // joined the cgroup core's task lists (cgroup_post_fork)
+  bool placement_refused = false;  // ProcessOptions::place failed: exit before the body
+  completion started;       // the parent finished fork (cgroup membership, placement)
   completion done;
   atomic_t refs;  // the task's and the waiter's
 };
@@ -61,9 +69,16 @@ void do_exit(Process *p, int code) {
     std::erase(g_live, p);
     p->exited = true;
     p->task = nullptr;
-    p->status = fatal_signal_pending(current) ? 128 + SIGKILL : code;
+    if (fatal_signal_pending(current)) {
+      p->exit_sig = p->kill_sig ? p->kill_sig : SIGKILL;
+      p->status = 128 + p->exit_sig;
+    } else {
+      p->status = code;
+    }
     spin_unlock(&g_proc_lock);
     current->mm = nullptr;
+    // The task leaves its cgroup: populated counts drop, cgroup.events is notified.
+    if (p->in_cgroup) cgroup_exit(current);
     // Reverse-map walkers that found this mm through a folio are done after a grace period.
     synchronize_rcu();
   }
@@ -72,14 +87,9 @@ void do_exit(Process *p, int code) {
 }
 
 void process_main(Process *p) {
-  spin_lock(&g_proc_lock);
-  p->task = current;
-  p->pid = current->pid;
-  spin_unlock(&g_proc_lock);
-  current->mm = &p->mm;
-  current->oom_score_adj = p->opts.oom_score_adj;
-  p->mm.owner = current;
-  int code = fatal_signal_pending(current) ? 0 : p->body();
+  // The parent sets up the task (mm, cgroup, placement) before the child runs anything.
+  wait_for_completion(&p->started);
+  int code = fatal_signal_pending(current) || p->placement_refused ? 0 : p->body();
   do_exit(p, code);
 }
 
@@ -89,10 +99,11 @@ unsigned long bytes_to_pages(unsigned long bytes) { return (bytes + PAGE_SIZE - 
 
 }  // namespace
 
-Process *process_start(const ProcessOptions &opts, ProcessBody body) {
+Process *process_start(const ProcessOptions &opts, ProcessBody body, int *place_err) {
   auto *p = new Process;
   p->opts = opts;
   p->body = std::move(body);
+  init_completion(&p->started);
   init_completion(&p->done);
   atomic_set(&p->refs, 2);
   mm_attach(&p->mm, opts.memcg);
@@ -102,12 +113,29 @@ Process *process_start(const ProcessOptions &opts, ProcessBody body) {
   TaskOptions to;
   to.cpu = opts.cpu;
   task_struct *t = Machine::get()->spawn(opts.comm, [p] { process_main(p); }, to);
+  // fork(), the parent's side: the child waits on `started` until this is done.
   spin_lock(&g_proc_lock);
-  if (!p->exited) {
-    p->task = t;
-    p->pid = t->pid;
-  }
+  p->task = t;
+  p->pid = t->pid;
   spin_unlock(&g_proc_lock);
+  t->mm = &p->mm;
+  t->oom_score_adj = opts.oom_score_adj;
+  p->mm.owner = t;
+  int err = 0;
+  if (!opts.memcg) {
+    // The child joins the parent's cgroup (memcg's fork callback moves the mm to its memory
+    // css), then the placement moves it, as a cgroup.procs write before it runs.
+    cgroup_post_fork(t, current);
+    p->in_cgroup = true;
+    if (opts.place) err = opts.place(t->pid);
+  }
+  p->placement_refused = err != 0;
+  complete(&p->started);
+  if (err) {
+    process_wait(p);  // it exits without running its body
+    if (place_err) *place_err = err;
+    return nullptr;
+  }
   return p;
 }
 
@@ -126,13 +154,37 @@ bool process_exited(Process *p, int *status) {
   return exited;
 }
 
-void process_kill(Process *p) {
+void process_kill(Process *p) { process_signal(p, SIGKILL); }
+
+void process_signal(Process *p, int sig) {
   spin_lock(&g_proc_lock);
   if (!p->exited && p->task) {
     p->dying = true;
+    if (!p->kill_sig) p->kill_sig = sig;
     send_sig_kill(p->task);
   }
   spin_unlock(&g_proc_lock);
+}
+
+int process_wait_unless_idle(Process *p, int *code, int *sig) {
+  wait_queue_entry we;
+  bool idle = false;
+  for (;;) {
+    prepare_to_wait(&p->done.wait, &we, TASK_UNINTERRUPTIBLE);
+    if (completion_done(&p->done)) break;
+    set_wait_reason("process_wait");
+    if (schedule_unless_idle()) {
+      idle = true;
+      break;
+    }
+  }
+  finish_wait(&p->done.wait, &we);
+  if (idle) return -EDEADLK;
+  wait_for_completion(&p->done);
+  *code = p->status;
+  *sig = p->exit_sig;
+  process_put(p);
+  return 0;
 }
 
 int process_pid(const Process *p) { return p->pid; }

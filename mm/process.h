@@ -30,26 +30,44 @@ struct Process;
 
 struct ProcessOptions {
   std::string comm = "proc";
-  mem_cgroup *memcg = nullptr;  // nullptr: the root
+  // The memcg to attach the process to directly (a test shortcut: it then joins no cgroup), or
+  // nullptr: the process is forked into the starting task's cgroup and may be placed.
+  mem_cgroup *memcg = nullptr;
   short oom_score_adj = 0;      // -1000..1000
   int cpu = -1;                 // vCPU to pin to, or -1
+  // With memcg == nullptr: called with the child's pid after it joined the starting task's
+  // cgroup and before it runs (a cgroup.procs write, e.g.); a negative errno refuses the start.
+  std::function<int(int pid)> place;
 };
 
 // The workload: runs in user mode in the new process and returns its exit status.
 using ProcessBody = std::function<int()>;
 
 /**
- * process_start - start a process running @body in @opts.memcg
- * Context: task context (the mm is attached before the task first runs). Returns the process;
- * it stays valid until process_wait() reaps it.
+ * process_start - start a process running @body
+ * @opts: with a memcg, the process is attached to it directly; without, it is forked into the
+ *   current task's cgroup (cgroup_post_fork) and @opts.place may move it before it runs
+ * @place_err: where a refused placement's errno goes
+ * Context: task context (mm, cgroup and placement are set up before the task first runs).
+ * Returns the process, valid until process_wait() reaps it; nullptr when the placement was
+ * refused (the child then exited without running @body and is reaped).
  */
-Process *process_start(const ProcessOptions &opts, ProcessBody body);
+Process *process_start(const ProcessOptions &opts, ProcessBody body, int *place_err = nullptr);
 // Waits until @p has exited, reaps it and returns its exit status. Task context, may sleep.
 int process_wait(Process *p);
 // True once @p has exited (its status is then in *status when non-null).
 bool process_exited(Process *p, int *status);
 // Sends SIGKILL (a no-op once the process has exited).
 void process_kill(Process *p);
+// Sends a signal with the default action "terminate" (SIGKILL, SIGTERM, ...): the process dies
+// at its next return to user mode with 128 + @sig, the first signal sent deciding. Emulation:
+// workloads install no handlers, so every signal sent is fatal.
+void process_signal(Process *p, int sig);
+// process_wait(), unless the machine goes idle first (simulated mode: nothing else can run and
+// no timer is pending, so the process can never exit): then -EDEADLK, and @p is not reaped.
+// Otherwise 0, with the exit status in *code (128 + signal when killed) and the signal in *sig
+// (0 when it exited by itself).
+int process_wait_unless_idle(Process *p, int *code, int *sig);
 int process_pid(const Process *p);
 mm_struct *process_mm(Process *p);
 

@@ -2,13 +2,17 @@
 // tools/umemcg.cc: the umemcg command line: a table of command groups, each with its verbs.
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <string>
+#include <vector>
 
 #include "mm/bpf_memcontrol.h"
 #ifndef UMEMCG_VERSION
 #error "UMEMCG_VERSION must name the project version (tools/meson.build)"
 #endif
 #include "tools/cmd_bpf.h"
+#include "tools/sh/machine_os.h"
+#include "tools/sh/sh_options.h"
 
 namespace umemcg::cli {
 
@@ -50,8 +54,26 @@ namespace {
 
 int cmd_bpf(std::span<char *const> args) { return dispatch(bpf_commands(), "umemcg bpf", args); }
 
+// umemcg sh [OPTIONS] [SCRIPT]: the cgroup shell on an emulated machine (docs/cgroup-shell.md).
+int cmd_sh(std::span<char *const> args) {
+  std::vector<std::string> words(args.begin(), args.end());
+  sh::ShOptions opts;
+  std::string error;
+  if (!sh::parse_sh_options(words, &opts, &error)) {
+    std::fprintf(stderr, "umemcg sh: %s\n%s", error.c_str(), sh::sh_usage());
+    return kExitUsage;
+  }
+  if (opts.help) {
+    std::fputs(sh::sh_usage(), stdout);
+    return kExitOk;
+  }
+  return sh::machine_sh_main(opts, std::cin, std::cout, std::cerr);
+}
+
 const Command kTopLevel[] = {
     {"bpf", "<verb> ...", "BPF objects: verify, disasm, run, dump", cmd_bpf, nullptr},
+    {"sh", "[OPTIONS] [SCRIPT]", "the cgroup shell on an emulated machine", cmd_sh,
+     sh::sh_usage()},
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "kernel/cgroup.h"
 #include "kernel/kernfs/kernfs.h"
 #include "kernel/notify/inotify.h"
+#include "mm/memcontrol_stat.h"
 #include "mm/mm_types.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
@@ -58,8 +59,8 @@ TEST_CASE("inotify: the event of a delivery is charged to the listener's memcg, 
   });
   long setup_bytes = emu::kmalloc_charged_bytes() - bytes0;
   CHECK(setup_bytes > 0);  // group and mark, charged to a
-  CHECK(memcg_page_state(a, MEMCG_KMEM) >= 1);
-  CHECK(memcg_page_state(b, MEMCG_KMEM) == 0);
+  CHECK(emu::memcg_page_state_local_sum(a, MEMCG_KMEM) >= 1);
+  CHECK(emu::memcg_page_state_local_sum(b, MEMCG_KMEM) == 0);
   env.run([&] {
     current->mm = &mm_b;  // the notifier runs in b
     kernfs_notify(f);
@@ -68,7 +69,7 @@ TEST_CASE("inotify: the event of a delivery is charged to the listener's memcg, 
   });
   long event_bytes = emu::kmalloc_charged_bytes() - bytes0 - setup_bytes;
   CHECK(event_bytes == static_cast<long>(sizeof(inotify_event_info)));
-  CHECK(memcg_page_state(b, MEMCG_KMEM) == 0);
+  CHECK(emu::memcg_page_state_local_sum(b, MEMCG_KMEM) == 0);
   env.ledger.css_refs[a] += 2;  // mm_a and the group's memcg
   env.ledger.css_refs[b] += 1;  // mm_b
   env.run([&] {

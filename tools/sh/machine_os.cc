@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// tools/sh/machine_os.cc: the emulated machine behind `umemcg sh` (see machine_os.h).
+#include "shim/thread_annotations.h"  // before abseil, see bpfvm/map.h
+
+#include "tools/sh/machine_os.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kernel/cgroup.h"
+#include "kernel/cgroupfs.h"
+#include "kernel/kernfs/kernfs.h"
+#include "kernel/notify/inotify.h"
+#include "mm/memcontrol.h"
+#include "mm/process.h"
+#include "shim/completion.h"
+#include "shim/jiffies.h"
+#include "shim/machine.h"
+#include "shim/sched.h"
+#include "tools/sh/sh_bpf_machine.h"
+#include "tools/sh/sh_main.h"
+#include "tools/sh/sh_os.h"
+
+namespace umemcg::sh {
+
+namespace {
+
+// /proc/swaps with no swap device: the kernel's header line only (swap_show's format).
+constexpr const char *kProcSwaps = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+
+bool under_mount(const std::string &path) {
+  const std::string mnt = CGROUP_MOUNT_POINT;
+  return path.compare(0, mnt.size(), mnt) == 0 &&
+         (path.size() == mnt.size() || path[mnt.size()] == '/');
+}
+
+// "/", "/sys", "/sys/fs": directories above the mount point (they exist; nothing else of them
+// is modelled).
+bool mount_ancestor(const std::string &path) {
+  const std::string mnt = CGROUP_MOUNT_POINT;
+  if (path == "/") return true;
+  return path.size() < mnt.size() && mnt.compare(0, path.size(), path) == 0 &&
+         mnt[path.size()] == '/';
+}
+
+unsigned int kf_flags(int flags) {
+  unsigned int f = 0;
+  if ((flags & O_ACCMODE) == O_WRONLY) f |= KF_O_WRONLY;
+  if ((flags & O_ACCMODE) == O_RDWR) f |= KF_O_RDWR;
+  if (flags & O_APPEND) f |= KF_O_APPEND;
+  if (flags & O_NONBLOCK) f |= KF_O_NONBLOCK;
+  return f;
+}
+
+int run_workload(const WorkloadSpec &w) {
+  switch (w.kind) {
+    case WorkloadSpec::Kind::kAnon:
+      return emu::workload_anon(w.size, w.hold);
+    case WorkloadSpec::Kind::kPagecache:
+      return emu::workload_pagecache(w.size, w.file, w.hold);
+    case WorkloadSpec::Kind::kMlock:
+      return emu::workload_mlock(w.size);
+    case WorkloadSpec::Kind::kSleep:
+      return emu::workload_sleep(w.sleep_ns);
+  }
+  return 0;
+}
+
+// The memcg of a cgroup directory (for bpf attach): resolved through the cgroup tree by name,
+// as the kernel resolves a cgroup fd's path.
+int resolve_memcg(const std::string &path, mem_cgroup **out) {
+  bool is_dir = false;
+  if (int err = cgroupfs_stat(path, &is_dir)) return err;
+  if (!is_dir) return -ENOTDIR;
+  cgroup_root *root = cgroup_current_root();
+  if (!root) return -ENOENT;
+  cgroup *cg = &root->cgrp;
+  size_t pos = std::string(CGROUP_MOUNT_POINT).size();
+  mutex_lock(&cgroup_mutex);
+  while (cg && pos < path.size()) {
+    if (path[pos] == '/') {
+      pos++;
+      continue;
+    }
+    size_t end = path.find('/', pos);
+    if (end == std::string::npos) end = path.size();
+    cg = cgroup_find_child(cg, path.substr(pos, end - pos));
+    pos = end;
+  }
+  mem_cgroup *memcg = cg ? mem_cgroup_from_cgroup(cg) : nullptr;
+  mutex_unlock(&cgroup_mutex);
+  if (!memcg) return -ENOENT;
+  *out = memcg;
+  return 0;
+}
+
+class MachineOs final : public ShellOs {
+ public:
+  MachineOs() : bpf_(resolve_memcg) {}
+  ~MachineOs() override { teardown(); }
+
+  int open(const std::string &path, int flags) override {
+    emu::KernelEntry k;
+    Fd fd;
+    if (path == "/proc/swaps") {
+      if ((flags & O_ACCMODE) != O_RDONLY) return -EACCES;
+      fd.proc_swaps = true;
+    } else if (!under_mount(path)) {
+      return -ENOENT;
+    } else if (int err = cgroupfs_open(path, kf_flags(flags), &fd.file)) {
+      return err;
+    }
+    int n = next_fd_++;
+    fds_.emplace(n, fd);
+    return n;
+  }
+
+  int read(int fd, uint64_t offset, std::string *out) override {
+    emu::KernelEntry k;
+    auto it = fds_.find(fd);
+    if (it == fds_.end()) return -EBADF;
+    out->clear();
+    if (it->second.proc_swaps) {
+      std::string text = kProcSwaps;
+      if (offset < text.size()) *out = text.substr(offset);
+      return 0;
+    }
+    for (uint64_t pos = offset;;) {
+      ssize_t n = cgroupfs_read(it->second.file, out, static_cast<loff_t>(pos), 1 << 16);
+      if (n < 0) return static_cast<int>(n);
+      if (n == 0) return 0;
+      pos += static_cast<uint64_t>(n);
+    }
+  }
+
+  long write(int fd, const std::string &bytes) override {
+    emu::KernelEntry k;
+    auto it = fds_.find(fd);
+    if (it == fds_.end()) return -EBADF;
+    if (it->second.proc_swaps) return -EBADF;  // opened read-only
+    return cgroupfs_write(it->second.file, bytes.data(), bytes.size());
+  }
+
+  int close(int fd) override {
+    emu::KernelEntry k;
+    auto it = fds_.find(fd);
+    if (it == fds_.end()) return -EBADF;
+    if (it->second.file) cgroupfs_close(it->second.file);
+    fds_.erase(it);
+    return 0;
+  }
+
+  int mkdir(const std::string &path) override {
+    emu::KernelEntry k;
+    if (mount_ancestor(path) || path == "/proc/swaps") return -EEXIST;
+    if (!under_mount(path)) return -EACCES;
+    return cgroupfs_mkdir(path);
+  }
+  int rmdir(const std::string &path) override {
+    emu::KernelEntry k;
+    if (path == "/proc/swaps") return -ENOTDIR;
+    if (mount_ancestor(path)) return -EBUSY;
+    if (!under_mount(path)) return -ENOENT;
+    return cgroupfs_rmdir(path);
+  }
+  int readdir(const std::string &path, std::vector<std::string> *names) override {
+    emu::KernelEntry k;
+    if (path == "/proc/swaps") return -ENOTDIR;
+    if (!under_mount(path)) return -ENOENT;
+    return cgroupfs_readdir(path, names);
+  }
+  int stat(const std::string &path, bool *is_dir) override {
+    emu::KernelEntry k;
+    if (path == "/proc/swaps" || mount_ancestor(path)) {
+      *is_dir = path != "/proc/swaps";
+      return 0;
+    }
+    if (!under_mount(path)) return -ENOENT;
+    return cgroupfs_stat(path, is_dir);
+  }
+
+  int watch(const std::string &path) override {
+    emu::KernelEntry k;
+    if (!under_mount(path)) return path == "/proc/swaps" ? -EINVAL : -ENOENT;
+    if (!group_) {
+      fsnotify_group *g = cgroupfs_inotify_init();
+      if (IS_ERR(g)) return static_cast<int>(PTR_ERR(g));
+      group_ = g;
+    }
+    return cgroupfs_inotify_add_watch(group_, path, IN_MODIFY | IN_DELETE_SELF);
+  }
+
+  int next_event(uint64_t timeout_ns, ShEvent *ev) override {
+    emu::KernelEntry k;
+    if (!group_) {
+      // No watch: nothing can arrive; the wait is only the timeout.
+      schedule_timeout_interruptible(static_cast<long>(nsecs_to_jiffies(timeout_ns)));
+      return 0;
+    }
+    inotify_event e;
+    int r = inotify_read_event(group_, static_cast<long>(nsecs_to_jiffies(timeout_ns)), &e);
+    if (r <= 0) return r;
+    ev->wd = e.wd;
+    ev->mask = e.mask;
+    return 1;
+  }
+
+  int spawn(const std::string &cgroup_path, const WorkloadSpec &w) override {
+    if (!under_mount(cgroup_path)) return -ENOENT;
+    emu::ProcessOptions po;
+    po.comm = w.kind == WorkloadSpec::Kind::kAnon        ? "anon"
+              : w.kind == WorkloadSpec::Kind::kPagecache ? "pagecache"
+              : w.kind == WorkloadSpec::Kind::kMlock     ? "mlock"
+                                                         : "sleep";
+    po.oom_score_adj = static_cast<short>(w.oom_score_adj);
+    // The cgroup.procs write, made for the child before it runs: a refusal (EBUSY under the
+    // no-internal-process rule, ENOENT, ...) leaves no process.
+    std::string procs = cgroup_path + "/cgroup.procs";
+    po.place = [procs](int pid) {
+      ssize_t n = cgroupfs_write_file(procs, std::to_string(pid));
+      return n < 0 ? static_cast<int>(n) : 0;
+    };
+    int err = 0;
+    emu::Process *p = emu::process_start(po, [w] { return run_workload(w); }, &err);
+    if (!p) return err;
+    int pid = emu::process_pid(p);
+    children_.emplace(pid, p);
+    return pid;
+  }
+
+  int wait(int pid, int *status) override {
+    auto it = pid == -1 ? children_.begin() : children_.find(pid);
+    if (it == children_.end()) return -ECHILD;
+    emu::Process *p = it->second;
+    int code = 0, sig = 0;
+    if (int err = emu::process_wait_unless_idle(p, &code, &sig)) return err;
+    int reaped = it->first;
+    children_.erase(it);
+    *status = sig ? sig : (code & 0xff) << 8;  // waitpid's encoding
+    return reaped;
+  }
+
+  int kill(int pid, int sig) override {
+    auto it = children_.find(pid);
+    if (it == children_.end()) return -ESRCH;
+    if (sig == 0) return 0;
+    if (sig < 0 || sig >= 65) return -EINVAL;
+    emu::process_signal(it->second, sig);
+    return 0;
+  }
+
+  int getpid() override { return current->tgid; }
+
+  int sleep(uint64_t ns) override {
+    // nanosleep(): an interruptible sleep in machine time.
+    return emu::sys_nanosleep(ns) ? 0 : -EINTR;
+  }
+
+  int bpf_load(const std::string &file, const std::string &name, std::string *log) override {
+    emu::KernelEntry k;
+    return bpf_.load(file, name, log);
+  }
+  int bpf_attach(const std::string &obj, const std::string &item,
+                 const std::string &cgroup_path) override {
+    emu::KernelEntry k;
+    return bpf_.attach(obj, item, cgroup_path);
+  }
+  int bpf_detach(const std::string &obj, const std::string &item,
+                 const std::string &cgroup_path) override {
+    emu::KernelEntry k;
+    return bpf_.detach(obj, item, cgroup_path);
+  }
+  int bpf_run(const std::string &obj, const std::string &prog, const std::vector<uint64_t> &args,
+              uint64_t *retval) override {
+    emu::KernelEntry k;
+    return bpf_.run(obj, prog, args, retval);
+  }
+  int bpf_map_dump(const std::string &obj, const std::string &map, BpfMapDump *out) override {
+    emu::KernelEntry k;
+    return bpf_.map_dump(obj, map, out);
+  }
+  int bpf_ringbuf(const std::string &obj, const std::string &map,
+                  std::vector<std::string> *records) override {
+    emu::KernelEntry k;
+    return bpf_.ringbuf(obj, map, records);
+  }
+  int bpf_unload(const std::string &name) override {
+    emu::KernelEntry k;
+    return bpf_.unload(name);
+  }
+
+  // The shell's exit: every child killed and reaped, files closed, objects unloaded.
+  void teardown() {
+    for (auto &[pid, p] : children_) emu::process_signal(p, SIGKILL);
+    for (auto &[pid, p] : children_) emu::process_wait(p);
+    children_.clear();
+    emu::KernelEntry k;
+    for (auto &[n, fd] : fds_)
+      if (fd.file) cgroupfs_close(fd.file);
+    fds_.clear();
+    if (group_) inotify_release(group_);
+    group_ = nullptr;
+    bpf_.unload_all();
+  }
+
+ private:
+  struct Fd {
+    kernfs_file *file = nullptr;
+    bool proc_swaps = false;
+  };
+  std::map<int, Fd> fds_;
+  int next_fd_ = 3;
+  fsnotify_group *group_ = nullptr;
+  std::map<int, emu::Process *> children_;  // unreaped children, by pid (start order = pid order)
+  ShBpf bpf_;
+};
+
+}  // namespace
+
+int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
+                    std::ostream &err) {
+  if (opts.swap != 0) {
+    err << "umemcg sh: --swap: no swap device is modelled (only --swap 0)\n";
+    return 2;
+  }
+  emu::MachineConfig cfg;
+  cfg.nr_cpus = static_cast<unsigned int>(opts.cpus);
+  cfg.mode = opts.mode == ShOptions::Mode::kSim ? emu::Mode::simulated : emu::Mode::native;
+  cfg.seed = opts.seed;
+  int status = 0;
+  {
+    emu::Machine m(cfg);
+    int boot = -1;
+    m.exec([&] {
+      memcg_boot_params p;
+      p.v1 = opts.cgroup_version == 1;
+      p.stock = opts.stock == ShOptions::Stock::kPcstock ? memcg_stock_design::page_counter_stock
+                                                        : memcg_stock_design::memcg_stock;
+      p.memory_localevents = opts.memory_localevents;
+      p.memory_recursiveprot = opts.memory_recursiveprot;
+      boot = mem_cgroup_boot(p);
+    });
+    if (boot) {
+      err << "umemcg sh: the machine failed to boot: " << std::strerror(-boot) << "\n";
+      return 1;
+    }
+    m.exec([&] {
+      // The shell: a process of the root cgroup; its ShellOs calls are its system calls.
+      emu::ProcessOptions po;
+      po.comm = "sh";
+      int perr = 0;
+      emu::Process *shell = emu::process_start(po, [&] {
+        MachineOs os;
+        int st = sh_main(opts, os, in, out, err);
+        os.teardown();
+        return st;
+      }, &perr);
+      status = shell ? emu::process_wait(shell) : 1;
+    });
+  }
+  return status;
+}
+
+}  // namespace umemcg::sh
