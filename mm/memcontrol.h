@@ -280,8 +280,9 @@ inline void mem_cgroup_handle_over_high(gfp_t gfp_mask) {
   if (unlikely(current->memcg_nr_pages_over_high)) __mem_cgroup_handle_over_high(gfp_mask);
 }
 
-// memory.high policy hook (bpf_memcg_ops.high_policy dispatch, later): called just before the
-// synchronous over-high handling in try_charge_memcg. Returns BPF_MEMCG_HIGH_* bits.
+// memory.high policy hook (the bpf_memcg_ops.high_policy dispatch, mm/bpf_memcg_ops.cc):
+// called just before the synchronous over-high handling in try_charge_memcg. Returns
+// BPF_MEMCG_HIGH_* bits.
 inline constexpr u32 BPF_MEMCG_HIGH_NO_OPINION = 0;
 inline constexpr u32 BPF_MEMCG_HIGH_DEFER_INLINE = 1u << 0;
 inline constexpr u32 BPF_MEMCG_HIGH_VALID_MASK = BPF_MEMCG_HIGH_DEFER_INLINE;

@@ -7,8 +7,6 @@
 //   pairing relies on (max in try_charge, usage after the xchg in set_max) are seq_cst loads: the
 //   kernel's value-returning atomics are full barriers around the access, while C++ only orders
 //   a seq_cst RMW against later seq_cst accesses. On x86-64 both are the kernel's plain MOV.
-// Emulation: cond_resched() in set_max's retry is std::this_thread::yield() until the shim has
-//   a scheduler (then it must become the shim's cond_resched()).
 // Emulation: the underflow warning's text has no trailing "\n": the shim's WARN adds the line end.
 // Emulation: page_counter_memparse() rejects a null buf or max with -EINVAL (the kernel oopses).
 // Emulation: a test hook (emu::set_page_counter_set_max_hook) can run code inside set_max's race
@@ -18,12 +16,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <thread>
 
 #include "mm/cmdline.h"
 #include "mm/page_counter_internal.h"
 #include "shim/bug.h"
 #include "shim/errno.h"
+#include "shim/sched.h"
 
 namespace umemcg {
 
@@ -39,9 +37,6 @@ static_assert(PAGE_COUNTER_MAX == (1UL << 51) - 1);
 namespace {
 
 std::atomic<emu::page_counter_set_max_hook_t> g_set_max_hook{nullptr};
-
-// Emulation: see the banner; becomes the shim's cond_resched().
-void cond_resched() { std::this_thread::yield(); }
 
 inline std::atomic_ref<unsigned long> max_ref(page_counter *c) {
   return std::atomic_ref<unsigned long>(c->max);
