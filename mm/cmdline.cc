@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mm/cmdline.cc: memparse() and simple_strtoull() (see cmdline.h).
 //
-// Mirrors: lib/cmdline.c, lib/vsprintf.c, lib/kstrtox.c (Linux 6.19)
+// Mirrors: lib/cmdline.c, lib/vsprintf.c, lib/kstrtox.c (_parse_integer_fixup_radix) (Linux 6.19)
 // Emulation: see cmdline.h.
 #include "mm/cmdline.h"
-
-#include <climits>
-
-#include "shim/errno.h"
 
 namespace umemcg {
 namespace {
@@ -39,26 +35,6 @@ unsigned int digit_value(char c) {
   char lc = ascii_lower(c);
   if (lc >= 'a' && lc <= 'f') return static_cast<unsigned int>(lc - 'a' + 10);
   return 16;
-}
-
-// _parse_integer(): digits of @base from @s into *@res. Returns the digits consumed, with
-// KSTRTOX_OVERFLOW set if the value does not fit 64 bits.
-constexpr unsigned int KSTRTOX_OVERFLOW = 1u << 31;
-unsigned int parse_integer(const char *s, unsigned int base, unsigned long long *res) {
-  unsigned long long r = 0;
-  unsigned int rv = 0;
-
-  for (;; s++, rv++) {
-    unsigned int val = digit_value(*s);
-    if (val >= base) break;
-    // Only values with one of the top 4 bits set can overflow on the next step.
-    if (r & (~0ull << 60)) {
-      if (r > (ULLONG_MAX - val) / base) rv |= KSTRTOX_OVERFLOW;
-    }
-    r = r * base + val;
-  }
-  *res = r;
-  return rv;
 }
 
 }  // namespace
