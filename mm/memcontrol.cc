@@ -206,7 +206,8 @@ cgroup_subsys memory_cgrp_subsys = {
     .css_became_parent = nullptr,
     .dfl_cftypes = memory_files,
     .legacy_cftypes = mem_cgroup_legacy_files,
-    // can_attach, attach, fork, css_reset: memcg_cgroup_register() (mm/memcontrol_cgroup.cc)
+    // can_attach, attach, fork: memcg_cgroup_register() (mm/memcontrol_cgroup.cc)
+    .css_reset = mem_cgroup_css_reset,
     .css_rstat_flush = memcg_internal::mem_cgroup_css_rstat_flush,
 };
 

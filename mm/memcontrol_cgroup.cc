@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mm/memcontrol_cgroup.cc: the memory controller's task callbacks for the cgroup core: a task
 // joining a cgroup (fork) or moving (attach) has its mm follow it to the cgroup's effective
-// memory css; css_reset (mm/memcontrol_files.cc) when the controller is disabled above a css
-// that stays.
+// memory css. (css_reset, when the controller is disabled above a css that stays, is
+// mm/memcontrol_files.cc's.)
 //
 // Mirrors: mm/memcontrol.c (mem_cgroup_attach, mem_cgroup_fork)
 //   (Linux 6.19)
@@ -11,7 +11,6 @@
 // mm records it (emu::mm_attach), so attach re-points the mm.
 #include "kernel/cgroup.h"
 #include "mm/memcontrol.h"
-#include "mm/memcontrol_files.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/mm_types.h"
 #include "mm/page_counter.h"
@@ -37,7 +36,6 @@ void mem_cgroup_fork(task_struct *task) {
 void memcg_cgroup_register(cgroup_subsys *ss) {
   ss->attach = mem_cgroup_attach;
   ss->fork = mem_cgroup_fork;
-  ss->css_reset = mem_cgroup_css_reset;
 }
 
 }  // namespace umemcg

@@ -74,8 +74,6 @@ void __oom_kill_process(emu::Process *p) {
   emu::process_mark_oom_victim(p);
 }
 
-constexpr long kAbort = -1;
-
 }  // namespace
 
 long oom_badness(emu::Process *p, unsigned long totalpages) {

@@ -218,8 +218,13 @@ int scan_processes(mem_cgroup *memcg, const std::function<int(Process *)> &fn) {
       path.insert(path.begin(), m->css.serial_nr);
     return path;
   };
-  std::stable_sort(procs.begin(), procs.end(),
-                   [&](const Process *a, const Process *b) { return key(a) < key(b); });
+  // Start order breaks ties: procs is in start order, so sort (key, position) pairs.
+  std::vector<std::pair<std::vector<u64>, size_t>> keys;
+  for (size_t i = 0; i < procs.size(); i++) keys.emplace_back(key(procs[i]), i);
+  std::sort(keys.begin(), keys.end());
+  std::vector<Process *> sorted;
+  for (const auto &k : keys) sorted.push_back(procs[k.second]);
+  procs.swap(sorted);
   int ret = 0;
   for (Process *p : procs) {
     if (!ret) ret = fn(p);

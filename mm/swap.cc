@@ -74,7 +74,9 @@ void lru_add(lruvec *lv, folio *f) REQUIRES(lv->lru_lock) {
 }
 
 // folio_batch_move_lru() for the lru_add batch: lists, then the batch's references dropped.
-void folio_batch_move_lru(folio **batch, unsigned int nr) {
+// The lru_lock held follows the folios' lruvecs (relocked when the lruvec changes, as
+// folio_lruvec_relock_irq() does): a pattern the lock analysis cannot follow, hence no analysis.
+void folio_batch_move_lru(folio **batch, unsigned int nr) NO_THREAD_SAFETY_ANALYSIS {
   lruvec *locked = nullptr;
   for (unsigned int i = 0; i < nr; i++) {
     lruvec *lv = folio_lruvec(batch[i]);
@@ -122,8 +124,9 @@ void lruvec_del_folio(lruvec *lv, folio *f) {
   update_lru_size(lv, lru, -static_cast<long>(folio_nr_pages(f)));
 }
 
-unsigned long lruvec_lru_size(lruvec *lv, lru_list lru) {
-  // A plain read of a word the lock holder writes: a snapshot, as the kernel's READ_ONCE.
+// A plain read of a word the lock holder writes: a snapshot, as the kernel's READ_ONCE (no lock,
+// hence no analysis).
+unsigned long lruvec_lru_size(lruvec *lv, lru_list lru) NO_THREAD_SAFETY_ANALYSIS {
   return data_race(lv->lru_zone_size[lru]);
 }
 

@@ -6,6 +6,7 @@
 // event to the listener's memcg: test/mm/kernfs_memcg_test.cc.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct test_file {
   int releases = 0;
   int opens = 0;
   unsigned show_sleep_ms = 0;
-  bool in_show = false;
+  std::atomic<bool> in_show{false};  // polled by another task (native mode)
 };
 
 test_file *tf_of(kernfs_open_file *of) { return static_cast<test_file *>(of->kn->priv); }
