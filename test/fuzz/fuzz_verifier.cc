@@ -145,12 +145,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // The verifier accepted it: prepare must too, except for what only a loader links (callback
   // addresses, ld_imm64 src_reg BPF_PSEUDO_FUNC), helpers without a stand-in (bpf_loop), and
-  // writes to r10 and legacy packet loads in dead code (the kernel accepts those and its
-  // sanitize_dead_code() removes them).
+  // calls of unknown or unimplemented helpers, writes to r10 and legacy packet loads in dead
+  // code (the kernel accepts those and its sanitize_dead_code() removes them; prepare names an
+  // unimplemented helper "helper bpf_<name>#<id> is not implemented by the emulator").
   auto prog = BpfExecProg::prepare({insns, helpers(), {}, rows}, {.safe_mode = false});
   if (!prog.ok()) {
     const std::string m(prog.status().message());
     if (m.find("invalid func") != std::string::npos ||
+        m.find("is not implemented by the emulator") != std::string::npos ||
         m.find("frame pointer is read only") != std::string::npos ||
         m.find("ld_imm64 with src_reg 4 ") != std::string::npos ||
         m.find("legacy packet access") != std::string::npos)
