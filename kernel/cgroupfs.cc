@@ -231,6 +231,17 @@ int cgroupfs_stat(const std::string &path, bool *is_dir) {
 
 fsnotify_group *cgroupfs_inotify_init() { return inotify_init(); }
 
+int cgroupfs_lookup_cgroup(const std::string &path, cgroup **out) {
+  int err = 0;
+  kernfs_node *kn = lookup(path, &err);
+  if (!kn) return err;
+  const bool dir = kernfs_type(kn) == KERNFS_DIR;
+  // A cgroup directory's node points at its cgroup (cgroup_fs.cc); kn's reference keeps it.
+  if (dir) *out = static_cast<cgroup *>(kn->priv);
+  kernfs_put(kn);
+  return dir ? 0 : -ENOTDIR;
+}
+
 int cgroupfs_inotify_add_watch(fsnotify_group *group, const std::string &path, u32 mask) {
   kernfs_super_info *sb = nullptr;
   if (!mounted_root(&sb)) return -ENOENT;

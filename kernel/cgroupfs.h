@@ -56,6 +56,13 @@ int cgroupfs_readdir(const std::string &path, std::vector<std::string> *names);
 // Whether the path exists (0, *is_dir set) or -errno.
 int cgroupfs_stat(const std::string &path, bool *is_dir);
 
+/**
+ * cgroupfs_lookup_cgroup - the cgroup whose directory is @path, as an open(O_DIRECTORY) of it
+ * and cgroup_get_from_fd() find it
+ * Returns 0 with *out, or -ENOENT (no such path), -ENOTDIR (a file). No reference is taken: the
+ * cgroup stays valid until it is removed, so callers resolve and use it within one system call.
+ */
+int cgroupfs_lookup_cgroup(const std::string &path, struct cgroup **out);
 // An inotify instance (inotify_init1), charged to and listening for current's memcg.
 fsnotify_group *cgroupfs_inotify_init();
 // inotify_add_watch(2) on a path: the watch descriptor or -errno.

@@ -231,6 +231,19 @@ TEST_CASE("cgroupfs: path errnos, file routing, formats and limits", "[kernel][c
     CHECK(cgroupfs_open("a/cgroup.type/", 0, &f) == -ENOTDIR);
     CHECK(rd("/sys/fs/cgroup/a/../a/./cgroup.type") == "domain\n");
 
+    // A cgroup by its directory's path (what the shell's bpf attach resolves).
+    cgroup *cg = nullptr;
+    REQUIRE(cgroupfs_lookup_cgroup("/sys/fs/cgroup/a", &cg) == 0);
+    CHECK(cg->name == "a");
+    cgroup *rootcg = nullptr;
+    REQUIRE(cgroupfs_lookup_cgroup("/sys/fs/cgroup", &rootcg) == 0);
+    CHECK(cg->parent == rootcg);
+    CHECK(cgroupfs_lookup_cgroup("a/./", &cg) == 0);
+    CHECK(cg->name == "a");
+    CHECK(cgroupfs_lookup_cgroup("a/cgroup.type", &cg) == -ENOTDIR);
+    CHECK(cgroupfs_lookup_cgroup("zz", &cg) == -ENOENT);
+    CHECK(cgroupfs_lookup_cgroup("/tmp", &cg) == -ENOENT);
+
     CHECK(rd("a/cgroup.events") == "populated 0\nfrozen 0\n");
     CHECK(wr("a/cgroup.type", "domain") == -EINVAL);
     CHECK(wr("a/cgroup.type", "threaded\n") == -EOPNOTSUPP);

@@ -14,6 +14,7 @@
 
 #include "shim/thread_annotations.h"  // before abseil, see bpfvm/map.h
 
+#include "kernel/cgroupfs.h"
 #include "mm/bpf_memcg_ops.h"
 #include "shim/rwsem.h"
 #include "shim/sched.h"
@@ -32,27 +33,12 @@ using umemcg::sh::ShBpf;
 
 const std::string kPolicy = std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_policy.bpf.o";
 
-// "/sys/fs/cgroup/a/b" -> the memcg, walking the cgroup tree by name.
+// "/sys/fs/cgroup/a/b" -> the memcg, as the shell resolves it.
 int resolve(const std::string &path, mem_cgroup **out) {
-  const std::string mnt = "/sys/fs/cgroup";
-  if (path.compare(0, mnt.size(), mnt) != 0) return -ENOENT;
-  cgroup *cg = root_mem_cgroup->css.cgroup;
-  size_t pos = mnt.size();
-  while (pos < path.size()) {
-    if (path[pos] == '/') {
-      pos++;
-      continue;
-    }
-    size_t end = path.find('/', pos);
-    if (end == std::string::npos) end = path.size();
-    mutex_lock(&cgroup_mutex);
-    cg = cgroup_find_child(cg, path.substr(pos, end - pos));
-    mutex_unlock(&cgroup_mutex);
-    if (!cg) return -ENOENT;
-    pos = end;
-  }
+  cgroup *cg = nullptr;
+  if (int err = cgroupfs_lookup_cgroup(path, &cg)) return err;
   *out = mem_cgroup_from_cgroup(cg);
-  return 0;
+  return *out ? 0 : -ENOENT;
 }
 
 }  // namespace

@@ -73,29 +73,11 @@ int run_workload(const WorkloadSpec &w) {
   return 0;
 }
 
-// The memcg of a cgroup directory (for bpf attach): resolved through the cgroup tree by name,
-// as the kernel resolves a cgroup fd's path.
+// The memcg of a cgroup directory (for bpf attach), as the kernel resolves a cgroup fd.
 int resolve_memcg(const std::string &path, mem_cgroup **out) {
-  bool is_dir = false;
-  if (int err = cgroupfs_stat(path, &is_dir)) return err;
-  if (!is_dir) return -ENOTDIR;
-  cgroup_root *root = cgroup_current_root();
-  if (!root) return -ENOENT;
-  cgroup *cg = &root->cgrp;
-  size_t pos = std::string(CGROUP_MOUNT_POINT).size();
-  mutex_lock(&cgroup_mutex);
-  while (cg && pos < path.size()) {
-    if (path[pos] == '/') {
-      pos++;
-      continue;
-    }
-    size_t end = path.find('/', pos);
-    if (end == std::string::npos) end = path.size();
-    cg = cgroup_find_child(cg, path.substr(pos, end - pos));
-    pos = end;
-  }
-  mem_cgroup *memcg = cg ? mem_cgroup_from_cgroup(cg) : nullptr;
-  mutex_unlock(&cgroup_mutex);
+  cgroup *cg = nullptr;
+  if (int err = cgroupfs_lookup_cgroup(path, &cg)) return err;
+  mem_cgroup *memcg = mem_cgroup_from_cgroup(cg);
   if (!memcg) return -ENOENT;
   *out = memcg;
   return 0;
