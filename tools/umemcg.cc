@@ -11,6 +11,7 @@
 #error "UMEMCG_VERSION must name the project version (tools/meson.build)"
 #endif
 #include "tools/cmd_bpf.h"
+#include "tools/fuzz/fuzz.h"
 #include "tools/sh/machine_os.h"
 #include "tools/sh/sh_options.h"
 
@@ -70,10 +71,17 @@ int cmd_sh(std::span<char *const> args) {
   return sh::machine_sh_main(opts, std::cin, std::cout, std::cerr);
 }
 
+// umemcg fuzz OBJ.bpf.o [OPTIONS]: policy fuzzing (tools/fuzz/fuzz.h).
+int cmd_fuzz(std::span<char *const> args) {
+  return fuzz::fuzz_main(std::vector<std::string>(args.begin(), args.end()));
+}
+
 const Command kTopLevel[] = {
     {"bpf", "<verb> ...", "BPF objects: verify, disasm, run, dump", cmd_bpf, nullptr},
     {"sh", "[OPTIONS] [SCRIPT]", "the cgroup shell on an emulated machine", cmd_sh,
      sh::sh_usage()},
+    {"fuzz", "OBJ.bpf.o [OPTIONS]", "fuzz a policy object: generated cases, minimized findings",
+     cmd_fuzz, fuzz::fuzz_usage()},
 };
 
 }  // namespace

@@ -44,6 +44,8 @@ int ShBpf::load(const std::string &file, const std::string &name, std::string *l
     return -EEXIST;
   }
   emu::BpfLinkOptions lopts;  // verify every program, log level 1
+  // The shell is root: a privileged loader (CAP_BPF and CAP_PERFMON), as bpftool run by root.
+  lopts.allow_ptr_leaks = true;
   auto lo = BpfLoadedObject::open(file, emu::bpf_kernel_load_options(), lopts);
   if (!lo.ok()) {
     *log = std::string(lo.status().message());

@@ -2,7 +2,9 @@
 // tools/sh/sh_bpf_machine.h: ShBpf, the shell's bpf commands on an emulated machine: what
 // bpftool does through bpf(2), done on the eBPF machine and memcg's BPF surface.
 //
-// Objects are loaded by name (`bpf load FILE [NAME]`); every program is verified at load, and a
+// Objects are loaded by name (`bpf load FILE [NAME]`), as root loads them (a privileged loader:
+// pointers may be compared and stored, BpfLinkOptions::allow_ptr_leaks); every program is
+// verified at load, and a
 // rejection refuses the whole load with the first rejected program's verifier log, as
 // `bpftool prog loadall` fails. Attachments are links the object owns: a bpf_memcg_ops
 // struct_ops map to a cgroup (BpfMemcgOpsLink), a tracing program to its hook point

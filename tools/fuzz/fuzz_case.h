@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// tools/fuzz/fuzz_case.h: the cases `umemcg fuzz` generates for a policy object: `umemcg sh`
+// scripts.
+//
+// A case is a script of the cgroup shell (../shared/spec/cgroup-shell.md) plus the simulated
+// scheduler's seed: a random cgroup tree with limits and protections, the policy object loaded
+// and attached (every tracing program to its hook point, every struct_ops map to a cgroup of the
+// tree, or where --attach says), workloads started in the leaves (anonymous memory, page cache,
+// mlock, holds), control-file writes and memory.reclaim while they run, the struct_ops maps
+// detached and attached again elsewhere, processes killed, cgroups removed. Every line is one
+// shell command, so that the minimizer can drop lines: a command left without what it needed
+// just fails, as it would in a shell, and the script goes on.
+//
+// Mirrors: the kernel memcg selftests' building blocks (tools/testing/selftests/cgroup), which
+//   the shell's commands and workloads reproduce.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace umemcg::fuzz {
+
+// What the object offers, found when it is opened.
+struct FuzzTarget {
+  std::string object;                         // path of the .bpf.o
+  std::vector<std::string> struct_ops_maps;   // bpf_memcg_ops (and other struct_ops) maps
+  std::vector<std::string> tracing_progs;     // fentry/fexit programs
+  // --attach MAP@CGROUP: where a map goes (a path relative to /sys/fs/cgroup); maps not named
+  // go to a random cgroup of each case's tree.
+  std::vector<std::pair<std::string, std::string>> attach;
+  // --assert VAR: the .bss/.data variable whose non-zero value means "violated".
+  std::string assert_var;
+  std::string assert_section;  // ".bss" or ".data"
+};
+
+struct FuzzCase {
+  std::uint64_t seed = 1;           // the scheduler's seed (umemcg sh --seed)
+  std::vector<std::string> setup;   // the tree and the object (kept whole by the minimizer)
+  std::vector<std::string> body;    // what the minimizer may drop, line by line
+  std::vector<std::string> tail;    // teardown and the assertion's dump (kept whole)
+};
+
+// The object's name in the scripts (`bpf load FILE p`).
+inline constexpr const char *kObjName = "p";
+// The line the assertion's dump follows in the output.
+inline constexpr const char *kAssertMarker = "@@assert";
+
+/**
+ * fuzz_generate_case - the case of number @n of a campaign seeded with @campaign_seed
+ * The same arguments give the same case.
+ */
+FuzzCase fuzz_generate_case(const FuzzTarget &t, std::uint64_t campaign_seed, std::uint64_t n);
+
+// The case as a script, with a header saying how to replay it.
+std::string fuzz_case_script(const FuzzCase &c, bool header = true);
+
+}  // namespace umemcg::fuzz

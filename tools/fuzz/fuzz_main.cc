@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// tools/fuzz/fuzz_main.cc: `umemcg fuzz`: a campaign of generated cases against a policy object,
+// a failing case minimized to a short script that replays it (see fuzz.h).
+#include "tools/fuzz/fuzz.h"
+
+#include <bpf/btf.h>
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bpfvm/kernel_env.h"
+#include "bpfvm/loader.h"
+#include "tools/fuzz/fuzz_case.h"
+#include "tools/fuzz/fuzz_run.h"
+
+namespace umemcg::fuzz {
+
+namespace {
+
+constexpr int kExitFound = 1, kExitUsage = 2;
+
+bool parse_u64(const char *s, std::uint64_t *v) {
+  if (!s || !*s) return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(s, &end, 10);
+  if (errno || *end || s[0] == '-') return false;
+  *v = x;
+  return true;
+}
+
+// Finds the --assert variable in the object's .bss or .data: section, offset, size.
+bool find_var(const emu::BpfObject &obj, const std::string &var, FuzzTarget *t, int *off,
+              int *size, std::string *why) {
+  const btf *b = obj.btf.get();
+  if (!b) {
+    *why = "the object has no BTF";
+    return false;
+  }
+  for (const char *sec : {".bss", ".data"}) {
+    const int id = btf__find_by_name_kind(b, sec, BTF_KIND_DATASEC);
+    if (id <= 0) continue;
+    const btf_type *ds = btf__type_by_id(b, static_cast<__u32>(id));
+    const btf_var_secinfo *vs = btf_var_secinfos(ds);
+    for (unsigned i = 0; i < btf_vlen(ds); i++, vs++) {
+      const btf_type *v = btf__type_by_id(b, vs->type);
+      if (!v || var != btf__name_by_offset(b, v->name_off)) continue;
+      if (vs->size == 0 || vs->size > 8) {
+        *why = "--assert " + var + ": a variable of 1 to 8 bytes is needed (it has " +
+               std::to_string(vs->size) + ")";
+        return false;
+      }
+      t->assert_var = var;
+      t->assert_section = sec;
+      *off = static_cast<int>(vs->offset);
+      *size = static_cast<int>(vs->size);
+      return true;
+    }
+  }
+  *why = "--assert " + var + ": no such variable in the object's .bss or .data";
+  return false;
+}
+
+// Drops lines of one part of the case (body, then setup) while the failure stays the same:
+// chunks of halving size, then single lines, within a budget of runs.
+void minimize_part(FuzzCase *c, std::vector<std::string> FuzzCase::*part, const FuzzOutcome &fail,
+                   const FuzzRunOptions &ro, int *runs, int budget) {
+  for (size_t chunk = std::max<size_t>(1, ((*c).*part).size() / 2); *runs < budget; chunk /= 2) {
+    for (size_t at = 0; at < ((*c).*part).size() && *runs < budget;) {
+      FuzzCase trial = *c;
+      std::vector<std::string> &v = trial.*part;
+      v.erase(v.begin() + static_cast<long>(at),
+              v.begin() + static_cast<long>(std::min(at + chunk, v.size())));
+      ++*runs;
+      if (fuzz_same_failure(fuzz_run_case(trial, ro), fail))
+        *c = std::move(trial);  // keep the smaller case; retry at the same place
+      else
+        at += chunk;
+    }
+    if (chunk <= 1) break;
+  }
+}
+
+// The kill lines of processes the body no longer starts are dropped.
+void drop_dead_kills(FuzzCase *c) {
+  std::erase_if(c->tail, [&](const std::string &l) {
+    if (l.rfind("kill -9 $", 0) != 0) return false;
+    const std::string var = l.substr(9) + "=$!";
+    for (const std::string &b : c->body)
+      if (b.find(var) != std::string::npos) return false;
+    return true;
+  });
+}
+
+FuzzCase minimize(FuzzCase c, const FuzzOutcome &fail, const FuzzRunOptions &ro, int *runs) {
+  minimize_part(&c, &FuzzCase::body, fail, ro, runs, 150);
+  minimize_part(&c, &FuzzCase::setup, fail, ro, runs, 250);
+  FuzzCase trimmed = c;
+  drop_dead_kills(&trimmed);
+  ++*runs;
+  if (fuzz_same_failure(fuzz_run_case(trimmed, ro), fail)) c = std::move(trimmed);
+  return c;
+}
+
+}  // namespace
+
+const char *fuzz_usage() {
+  return "usage: umemcg fuzz OBJ.bpf.o [--attach MAP@CGROUP ...] [--runs N | --time SECONDS]\n"
+         "                  [--seed N] [--assert VAR] [--out DIR] [--timeout SECONDS]\n"
+         "       umemcg fuzz OBJ.bpf.o [--seed N] --show CASE   (print case CASE's script)\n"
+         "\n"
+         "Runs generated cases against a policy object on simulated machines: random cgroup\n"
+         "trees with limits and protections, the object loaded and attached (tracing programs\n"
+         "to their hook points, struct_ops maps to a cgroup of the tree or where --attach says),\n"
+         "workloads, control-file writes, memory.reclaim, detach and attach again, kills and\n"
+         "removals. A case fails on a crash, a hang (--timeout, default 60 s), a kernel warning\n"
+         "(charge-path checks, leaks at teardown), a process that can never finish, or a\n"
+         "non-zero --assert variable (.bss/.data). The first failure is minimized and written\n"
+         "to DIR (default fuzz-out) as a script: umemcg sh --seed N DIR/case.sh replays it.\n"
+         "Defaults: --runs 100, --seed 1. Exit status: 0 nothing found, 1 a finding, 2 bad input.\n";
+}
+
+int fuzz_main(const std::vector<std::string> &args) {
+  FuzzTarget t;
+  std::uint64_t runs = 100, seed = 1, time_s = 0, timeout_s = 60, show = 0;
+  bool show_case = false;
+  std::string assert_var, out_dir = "fuzz-out";
+  auto bad = [](const std::string &msg) {
+    std::fprintf(stderr, "umemcg fuzz: %s\n%s", msg.c_str(), fuzz_usage());
+    return kExitUsage;
+  };
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string &a = args[i];
+    auto value = [&](const char *what) -> const char * {
+      if (i + 1 >= args.size()) return nullptr;
+      (void)what;
+      return args[++i].c_str();
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(fuzz_usage(), stdout);
+      return 0;
+    } else if (a == "--runs") {
+      if (!parse_u64(value("--runs"), &runs) || !runs) return bad("--runs needs a positive number");
+    } else if (a == "--time") {
+      if (!parse_u64(value("--time"), &time_s) || !time_s) return bad("--time needs a positive number of seconds");
+    } else if (a == "--seed") {
+      if (!parse_u64(value("--seed"), &seed)) return bad("--seed needs a number");
+    } else if (a == "--timeout") {
+      if (!parse_u64(value("--timeout"), &timeout_s) || !timeout_s || timeout_s > 3600)
+        return bad("--timeout needs 1..3600 seconds");
+    } else if (a == "--show") {
+      if (!parse_u64(value("--show"), &show)) return bad("--show needs a case number");
+      show_case = true;
+    } else if (a == "--out") {
+      const char *v = value("--out");
+      if (!v || !*v) return bad("--out needs a directory");
+      out_dir = v;
+    } else if (a == "--assert") {
+      const char *v = value("--assert");
+      if (!v || !*v) return bad("--assert needs a variable name");
+      assert_var = v;
+    } else if (a == "--attach") {
+      const char *v = value("--attach");
+      const char *at = v ? std::strchr(v, '@') : nullptr;
+      if (!at || at == v || !at[1]) return bad("--attach needs MAP@CGROUP");
+      t.attach.emplace_back(std::string(v, at), std::string(at + 1));
+    } else if (!a.empty() && a[0] == '-') {
+      return bad("unknown option " + a);
+    } else if (t.object.empty()) {
+      t.object = a;
+    } else {
+      return bad("one object only (" + a + ")");
+    }
+  }
+  if (t.object.empty()) return bad("no object");
+  // The scripts name the object by its absolute path, so that they replay from anywhere.
+  if (char *abs = ::realpath(t.object.c_str(), nullptr)) {
+    t.object = abs;
+    std::free(abs);
+  }
+
+  // Open the object as the shell will: what does it offer?
+  emu::LoadOptions lo = emu::bpf_kernel_load_options();
+  auto obj = emu::load_object_file(t.object, lo);
+  if (!obj.ok()) {
+    std::fprintf(stderr, "umemcg fuzz: %s: %s\n", t.object.c_str(),
+                 std::string(obj.status().message()).c_str());
+    return kExitUsage;
+  }
+  for (const emu::MapSpec &m : obj->maps)
+    if (m.origin == emu::MapOrigin::kStructOps || m.origin == emu::MapOrigin::kStructOpsLink)
+      t.struct_ops_maps.push_back(m.name);
+  for (const emu::BpfProgram &p : obj->progs)
+    if (p.kind == emu::ProgKind::kFentry || p.kind == emu::ProgKind::kFexit)
+      t.tracing_progs.push_back(p.name);
+  for (const auto &[map, cg] : t.attach) {
+    bool found = false;
+    for (const std::string &m : t.struct_ops_maps) found = found || m == map;
+    if (!found) return bad("--attach " + map + ": the object has no struct_ops map of that name");
+  }
+  FuzzRunOptions ro;
+  ro.timeout_s = static_cast<int>(timeout_s);
+  if (!assert_var.empty()) {
+    std::string why;
+    if (!find_var(*obj, assert_var, &t, &ro.assert_offset, &ro.assert_size, &why)) return bad(why);
+  }
+  if (show_case) {
+    std::fputs(fuzz_case_script(fuzz_generate_case(t, seed, show)).c_str(), stdout);
+    return 0;
+  }
+  std::printf("umemcg fuzz: %s: %zu struct_ops map(s), %zu tracing program(s)%s\n",
+              t.object.c_str(), t.struct_ops_maps.size(), t.tracing_progs.size(),
+              assert_var.empty() ? "" : (", asserting " + assert_var + " == 0").c_str());
+
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  double last_progress = 0;
+  std::uint64_t n = 0;
+  for (;; n++) {
+    if (time_s ? elapsed() >= static_cast<double>(time_s) : n >= runs) break;
+    const FuzzCase c = fuzz_generate_case(t, seed, n);
+    const FuzzOutcome o = fuzz_run_case(c, ro);
+    if (elapsed() - last_progress >= 1.0) {
+      last_progress = elapsed();
+      std::fprintf(stderr, "umemcg fuzz: %llu cases, %.0f s\n",
+                   static_cast<unsigned long long>(n + 1), elapsed());
+    }
+    if (!o.failed()) continue;
+
+    std::printf("case %llu (seed %llu): %s: %s\n", static_cast<unsigned long long>(n),
+                static_cast<unsigned long long>(c.seed), fuzz_kind_name(o.kind), o.detail.c_str());
+    int tries = 0;
+    const FuzzCase small = minimize(c, o, ro, &tries);
+    const FuzzOutcome again = fuzz_run_case(small, ro);
+    ::mkdir(out_dir.c_str(), 0755);
+    const std::string path = out_dir + "/case.sh";
+    std::ofstream f(path);
+    f << "# umemcg fuzz finding: " << fuzz_kind_name(o.kind) << ": " << o.detail << "\n"
+      << "# object " << t.object << ", campaign seed " << seed << ", case " << n << "\n";
+    f << fuzz_case_script(small);
+    f.close();
+    if (!f) {
+      std::fprintf(stderr, "umemcg fuzz: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+      return kExitUsage;
+    }
+    std::printf("minimized in %d runs: %zu of %zu lines; %s\n", tries,
+                small.setup.size() + small.body.size() + small.tail.size(),
+                c.setup.size() + c.body.size() + c.tail.size(),
+                fuzz_same_failure(again, o) ? "the minimized case fails the same way"
+                                            : "the minimized case no longer fails (flaky)");
+    std::printf("replay: umemcg sh --seed %llu %s\n", static_cast<unsigned long long>(small.seed),
+                path.c_str());
+    std::printf("%llu cases run, 1 failure\n", static_cast<unsigned long long>(n + 1));
+    return kExitFound;
+  }
+  std::printf("%llu cases run in %.1f s, no failure\n", static_cast<unsigned long long>(n), elapsed());
+  return 0;
+}
+
+}  // namespace umemcg::fuzz
