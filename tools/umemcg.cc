@@ -11,6 +11,8 @@
 #error "UMEMCG_VERSION must name the project version (tools/meson.build)"
 #endif
 #include "tools/cmd_bpf.h"
+#include "tools/scenario/scenario.h"
+#include "tools/scenario/scenario_main.h"
 #include "tools/sh/machine_os.h"
 #include "tools/sh/sh_options.h"
 
@@ -70,10 +72,19 @@ int cmd_sh(std::span<char *const> args) {
   return sh::machine_sh_main(opts, std::cin, std::cout, std::cerr);
 }
 
+// umemcg scenario list|run ...: the seed experiments with their tables (docs/scenarios.md).
+int cmd_scenario(std::span<char *const> args) {
+  return scenario::scenario_command(scenario::scenarios(),
+                                    std::vector<std::string>(args.begin(), args.end()), std::cout,
+                                    std::cerr);
+}
+
 const Command kTopLevel[] = {
     {"bpf", "<verb> ...", "BPF objects: verify, disasm, run, dump", cmd_bpf, nullptr},
     {"sh", "[OPTIONS] [SCRIPT]", "the cgroup shell on an emulated machine", cmd_sh,
      sh::sh_usage()},
+    {"scenario", "<verb> ...", "the seed experiments: list, run NAME|all", cmd_scenario,
+     nullptr},
 };
 
 }  // namespace

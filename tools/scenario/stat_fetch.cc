@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// tools/scenario/stat_fetch.cc: scenario "stat-fetch" (seed 002, "memcg: introduce kfuncs for
+// fetching memcg stats"): every cgroup's statistics of a fleet fetched two ways.
+//
+// N cgroups (v2, children of "fleet"; full: 500, quick: 50), each with a process holding
+// anonymous memory and a file read into the page cache (every fifth under a memory.max tight
+// enough that the read reclaims, so reclaim and workingset counters move too). Then:
+//  - text: memory.stat of every cgroup, opened once and re-read from offset 0 (as the seed's
+//    control program does), parsed into numbers as a user program would (names checked against
+//    the first read's order, values by std::from_chars);
+//  - kfuncs: test/progs/memcg_stat_iter.bpf.o, a cgroup iterator (iter.s/cgroup, CHILDREN of
+//    fleet) reading the same items through bpf_mem_cgroup_page_state / _vm_events /
+//    _memory_events into an array map, loaded once and run per fetch; user space reads one
+//    struct per cgroup from the map.
+// Every item both paths give is compared (memory.stat lines, including the slab, pgscan and
+// pgsteal sums, and memory.events), and each path's host CPU time per fetch of all N cgroups
+// is the median of the repetitions; the text path is split into its phases: the gated flush,
+// the read (kernfs open/read with memory_stat_format's text formatting) and the user's parse.
+//
+// Mirrors: seed 002's comparison (memory.stat read loop vs a cgroup iterator using kfuncs),
+//   mm/memcontrol.c (memory_stat_format), kernel/bpf/cgroup_iter.c.
+// Emulation: the iterator's output goes to a map, not to a seq_file (mm/bpf_cgroup_iter.h).
+#include <time.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+
+#include "bpfvm/kernel_env.h"
+#include "bpfvm/map.h"
+#include "bpfvm/runtime.h"
+#include "kernel/cgroup.h"
+#include "kernel/cgroupfs.h"
+#include "mm/bpf_cgroup_iter.h"
+#include "mm/bpf_memcontrol.h"
+#include "mm/filemap.h"
+#include "mm/memcontrol.h"
+#include "mm/memcontrol_stat.h"
+#include "mm/process.h"
+#include "shim/completion.h"
+#include "shim/jiffies.h"
+#include "shim/machine.h"
+#include "tools/scenario/report.h"
+#include "tools/scenario/scenario.h"
+
+#ifndef UMEMCG_BPF_PROGS_DIR
+#error "UMEMCG_BPF_PROGS_DIR must name the built test/progs directory (tools/scenario/meson.build)"
+#endif
+
+namespace umemcg::scenario {
+
+namespace {
+
+// memcg_stat_iter.bpf.c's layout.
+constexpr int kMaxItems = 40, kMaxEvents = 32, kMaxMemoryEvents = 12, kMaxCgroups = 1024;
+struct fetch_bss {
+  u32 nr_items, nr_events, nr_memory_events, pad;
+  s32 item_ids[kMaxItems];
+  s32 event_ids[kMaxEvents];
+  s32 memory_event_ids[kMaxMemoryEvents];
+  u64 visited, overflow;
+};
+struct memcg_stats {
+  u64 cgroup_id;
+  u64 items[kMaxItems];
+  u64 events[kMaxEvents];
+  u64 memory_events[kMaxMemoryEvents];
+};
+
+// The memory.stat items a user program asks the kfuncs for: name and the kernel's item id
+// (node_stat_item / memcg_stat_item), in memory.stat's order (hugetlb is not printed here).
+struct Item {
+  const char *name;
+  int idx;
+};
+const Item kItems[] = {
+    {"anon", NR_ANON_MAPPED},
+    {"file", NR_FILE_PAGES},
+    {"kernel", MEMCG_KMEM},
+    {"kernel_stack", NR_KERNEL_STACK_KB},
+    {"pagetables", NR_PAGETABLE},
+    {"sec_pagetables", NR_SECONDARY_PAGETABLE},
+    {"percpu", MEMCG_PERCPU_B},
+    {"sock", MEMCG_SOCK},
+    {"vmalloc", MEMCG_VMALLOC},
+    {"shmem", NR_SHMEM},
+    {"file_mapped", NR_FILE_MAPPED},
+    {"file_dirty", NR_FILE_DIRTY},
+    {"file_writeback", NR_WRITEBACK},
+    {"swapcached", NR_SWAPCACHE},
+    {"anon_thp", NR_ANON_THPS},
+    {"file_thp", NR_FILE_THPS},
+    {"shmem_thp", NR_SHMEM_THPS},
+    {"inactive_anon", NR_INACTIVE_ANON},
+    {"active_anon", NR_ACTIVE_ANON},
+    {"inactive_file", NR_INACTIVE_FILE},
+    {"active_file", NR_ACTIVE_FILE},
+    {"unevictable", NR_UNEVICTABLE},
+    {"slab_reclaimable", NR_SLAB_RECLAIMABLE_B},
+    {"slab_unreclaimable", NR_SLAB_UNRECLAIMABLE_B},
+    {"workingset_refault_anon", WORKINGSET_REFAULT_ANON},
+    {"workingset_refault_file", WORKINGSET_REFAULT_FILE},
+    {"workingset_activate_anon", WORKINGSET_ACTIVATE_ANON},
+    {"workingset_activate_file", WORKINGSET_ACTIVATE_FILE},
+    {"workingset_restore_anon", WORKINGSET_RESTORE_ANON},
+    {"workingset_restore_file", WORKINGSET_RESTORE_FILE},
+    {"workingset_nodereclaim", WORKINGSET_NODERECLAIM},
+    {"pgdemote_kswapd", PGDEMOTE_KSWAPD},
+    {"pgdemote_direct", PGDEMOTE_DIRECT},
+    {"pgdemote_khugepaged", PGDEMOTE_KHUGEPAGED},
+    {"pgdemote_proactive", PGDEMOTE_PROACTIVE},
+};
+static_assert(std::size(kItems) <= kMaxItems);
+// memory.events lines and their memcg_memory_event ids.
+const Item kMemoryEvents[] = {
+    {"low", MEMCG_LOW},           {"high", MEMCG_HIGH},
+    {"max", MEMCG_MAX},           {"oom", MEMCG_OOM},
+    {"oom_kill", MEMCG_OOM_KILL}, {"oom_group_kill", MEMCG_OOM_GROUP_KILL},
+    {"sock_throttled", MEMCG_SOCK_THROTTLED},
+};
+static_assert(std::size(kMemoryEvents) <= kMaxMemoryEvents);
+
+std::uint64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+void must(long ret, const std::string &what) {
+  if (ret < 0) throw std::runtime_error("stat-fetch: " + what + ": error " + std::to_string(ret));
+}
+
+// One cgroup's memory.stat as numbers: values in line order.
+struct Parsed {
+  std::vector<u64> values;
+};
+
+// The user program's parser: "name value\n" lines. The names of the first file read become the
+// expected order (@names); later files must have the same lines in the same order.
+bool parse_stat(std::string_view text, std::vector<std::string> *names, Parsed *out) {
+  const bool learn = names->empty();
+  out->values.clear();
+  size_t line = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view l = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    const size_t sp = l.find(' ');
+    if (sp == std::string_view::npos) return false;
+    const std::string_view name = l.substr(0, sp);
+    if (learn) names->emplace_back(name);
+    else if (line >= names->size() || (*names)[line] != name) return false;
+    u64 v = 0;
+    const auto r = std::from_chars(l.data() + sp + 1, l.data() + l.size(), v);
+    if (r.ec != std::errc()) return false;
+    out->values.push_back(v);
+    ++line;
+  }
+  return learn || line == names->size();
+}
+
+struct Fleet {
+  std::vector<mem_cgroup *> memcgs;
+  std::vector<std::string> paths;  // "fleet/cNNN"
+  std::vector<emu::Process *> holders;
+  std::vector<inode *> files;
+};
+
+// Creates the fleet and charges it: a process holding anonymous pages in each cgroup and a
+// file read into the page cache. Task context.
+void build_fleet(Fleet *f, int n) {
+  must(cgroupfs_write_file("cgroup.subtree_control", "+memory"), "root subtree_control");
+  must(cgroupfs_mkdir("fleet"), "mkdir fleet");
+  must(cgroupfs_write_file("fleet/cgroup.subtree_control", "+memory"), "fleet subtree_control");
+  constexpr unsigned long kAnon = 16, kFile = 48;
+  for (int i = 0; i < n; i++) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "fleet/c%03d", i);
+    const std::string path = name;
+    must(cgroupfs_mkdir(path), "mkdir " + path);
+    if (i % 5 == 0)  // tight: the file read below reclaims
+      must(cgroupfs_write_file(path + "/memory.max",
+                               std::to_string((kAnon + kFile / 2) * PAGE_SIZE)),
+           path + "/memory.max");
+    completion ready;
+    init_completion(&ready);
+    emu::ProcessOptions o;
+    o.comm = "holder";
+    o.place = [&path](int pid) {
+      ssize_t r = cgroupfs_write_file(path + "/cgroup.procs", std::to_string(pid));
+      return r < 0 ? static_cast<int>(r) : 0;
+    };
+    int err = 0;
+    emu::Process *p = emu::process_start(
+        o,
+        [&ready] {
+          unsigned long addr;
+          bool alive = emu::sys_mmap_anon(kAnon, 0, &addr);
+          for (unsigned long k = 0; alive && k < kAnon; k++) alive = emu::user_write(addr + k);
+          {
+            emu::KernelEntry ke;
+            complete(&ready);
+          }
+          while (alive && emu::sys_pause()) {
+          }
+          return 0;
+        },
+        &err);
+    if (!p) must(err ? err : -EINVAL, "start holder in " + path);
+    wait_for_completion(&ready);
+    mem_cgroup *memcg = get_mem_cgroup_from_mm(emu::process_mm(p));
+    f->holders.push_back(p);
+    f->memcgs.push_back(memcg);
+    f->paths.push_back(path);
+    inode *ino = emu::file_create();
+    mem_cgroup *old = set_active_memcg(memcg);
+    filemap_read(ino, 0, kFile);  // -ENOMEM is possible under the tight limit: nothing to do
+    set_active_memcg(old);
+    f->files.push_back(ino);
+  }
+}
+
+void teardown_fleet(Fleet *f) {
+  for (emu::Process *p : f->holders) emu::process_kill(p);
+  for (emu::Process *p : f->holders) emu::process_wait(p);
+  for (inode *ino : f->files) {
+    truncate_inode_pages(ino, 0);
+    emu::iput(ino);
+  }
+  for (mem_cgroup *m : f->memcgs) css_put(&m->css);
+}
+
+struct Timing {
+  std::vector<double> text, flush, read, parse, kfunc, iter, copy;
+};
+
+Metrics run(const RunOptions &ro) {
+  const int n = ro.quick ? 50 : 500;
+  const int reps = ro.quick ? 5 : 10;
+  const char *dir = std::getenv("UMEMCG_BPF_PROGS_DIR");
+  const std::string obj_path =
+      std::string(dir && *dir ? dir : UMEMCG_BPF_PROGS_DIR) + "/memcg_stat_iter.bpf.o";
+
+  emu::MachineConfig mc;
+  mc.nr_cpus = 4;
+  mc.mode = emu::Mode::simulated;
+  mc.seed = ro.seed;
+  emu::Machine m(mc);
+  Timing t;
+  long compared = 0, mismatches = 0, nonzero = 0, visited = 0, events_compared = 0;
+  std::string error;
+  bpf_memcontrol_init();
+  emu::RunResult rr = m.exec(
+      [&] {
+        try {
+          memcg_boot_params bp;
+          must(mem_cgroup_boot(bp), "boot");
+          Fleet fleet;
+          build_fleet(&fleet, n);
+          // Let the periodic flusher run (every FLUSH_TIME): the stats are then those of the
+          // charges above, as a reader 2 s later sees them, whatever the gated flush decides.
+          msleep(static_cast<unsigned int>(FLUSH_TIME + 100));
+          if (ro.progress) ro.progress("fleet of " + std::to_string(n) + " cgroups charged");
+
+          // The kfunc path's setup, done once: load, name the items.
+          auto lo = emu::BpfLoadedObject::open(obj_path, emu::bpf_kernel_load_options());
+          if (!lo.ok())
+            throw std::runtime_error("stat-fetch: " + obj_path + ": " +
+                                     std::string(lo.status().message()));
+          emu::BpfLoadedProg *prog = (*lo)->find_program("fetch_stats");
+          bpf_map *bss = (*lo)->find_map(".bss");
+          bpf_map *stats = (*lo)->find_map("stats");
+          if (!prog || !bss || !stats || bss->value_size < sizeof(fetch_bss) ||
+              stats->value_size != sizeof(memcg_stats) ||
+              stats->max_entries != static_cast<u32>(kMaxCgroups) || n > kMaxCgroups)
+            throw std::runtime_error("stat-fetch: " + obj_path + " has another layout");
+          fetch_bss req{};
+          req.nr_items = std::size(kItems);
+          for (size_t i = 0; i < std::size(kItems); i++) req.item_ids[i] = kItems[i].idx;
+          std::vector<int> event_ids;
+          for (int e = 0; e < NR_VM_EVENT_ITEMS && event_ids.size() < kMaxEvents; e++)
+            if (memcg_vm_event_item_valid(e)) event_ids.push_back(e);
+          req.nr_events = static_cast<u32>(event_ids.size());
+          std::copy(event_ids.begin(), event_ids.end(), req.event_ids);
+          req.nr_memory_events = std::size(kMemoryEvents);
+          for (size_t i = 0; i < std::size(kMemoryEvents); i++)
+            req.memory_event_ids[i] = kMemoryEvents[i].idx;
+          std::vector<u8> bss_value(bss->value_size);
+          std::memcpy(bss_value.data(), &req, sizeof(req));
+          const u32 zero = 0;
+          must(sys_map_update_elem(bss, &zero, bss_value.data()), "write .bss");
+          cgroup *fleet_cg = fleet.memcgs.front()->css.cgroup->parent;
+
+          // The text path's setup, done once: open every memory.stat.
+          std::vector<kernfs_file *> files(static_cast<size_t>(n));
+          for (int i = 0; i < n; i++)
+            must(cgroupfs_open(fleet.paths[i] + "/memory.stat", 0, &files[i]),
+                 "open " + fleet.paths[i] + "/memory.stat");
+
+          std::vector<std::string> names;
+          std::vector<Parsed> parsed(static_cast<size_t>(n));
+          std::vector<std::string> texts(static_cast<size_t>(n));
+          std::vector<memcg_stats> fetched(static_cast<size_t>(n));
+          for (int r = 0; r < reps; r++) {
+            // text: flush (gated, as memory.stat's show starts with), read, parse.
+            std::uint64_t t0 = thread_cpu_ns();
+            for (mem_cgroup *mg : fleet.memcgs) mem_cgroup_flush_stats(mg);
+            std::uint64_t t1 = thread_cpu_ns();
+            for (int i = 0; i < n; i++) {
+              texts[i].clear();
+              ssize_t got = cgroupfs_read(files[i], &texts[i], 0, 16384);
+              must(got, "read memory.stat");
+            }
+            std::uint64_t t2 = thread_cpu_ns();
+            for (int i = 0; i < n; i++)
+              if (!parse_stat(texts[i], &names, &parsed[i]))
+                throw std::runtime_error("stat-fetch: unexpected memory.stat text");
+            std::uint64_t t3 = thread_cpu_ns();
+            t.flush.push_back(static_cast<double>(t1 - t0));
+            t.read.push_back(static_cast<double>(t2 - t1));
+            t.parse.push_back(static_cast<double>(t3 - t2));
+            t.text.push_back(static_cast<double>(t3 - t0));
+
+            // kfuncs: run the iterator, read the results.
+            t0 = thread_cpu_ns();
+            auto res = bpf_cgroup_iter_run(*prog, fleet_cg, CGROUP_ITER_CHILDREN);
+            if (!res.ok())
+              throw std::runtime_error("stat-fetch: iterator: " +
+                                       std::string(res.status().message()));
+            t1 = thread_cpu_ns();
+            visited = static_cast<long>(res->visited);
+            for (u32 i = 0; i < static_cast<u32>(n); i++)
+              must(sys_map_lookup_elem(stats, &i, &fetched[i]), "read stats");
+            t2 = thread_cpu_ns();
+            t.iter.push_back(static_cast<double>(t1 - t0));
+            t.copy.push_back(static_cast<double>(t2 - t1));
+            t.kfunc.push_back(static_cast<double>(t2 - t0));
+          }
+
+          // Equivalence: every memory.stat line the kfuncs also give, by name.
+          for (int i = 0; i < n; i++) {
+            const memcg_stats &s = fetched[i];
+            if (s.cgroup_id != static_cast<u64>(fleet.memcgs[i]->css.cgroup->self.id)) {
+              mismatches++;
+              continue;
+            }
+            std::map<std::string, u64> kf;
+            for (size_t k = 0; k < std::size(kItems); k++) kf[kItems[k].name] = s.items[k];
+            kf["slab"] = kf["slab_reclaimable"] + kf["slab_unreclaimable"];
+            for (size_t k = 0; k < event_ids.size(); k++)
+              kf[vm_event_name(static_cast<vm_event_item>(event_ids[k]))] = s.events[k];
+            kf["pgscan"] = kf["pgscan_kswapd"] + kf["pgscan_direct"] + kf["pgscan_khugepaged"] +
+                           kf["pgscan_proactive"];
+            kf["pgsteal"] = kf["pgsteal_kswapd"] + kf["pgsteal_direct"] +
+                            kf["pgsteal_khugepaged"] + kf["pgsteal_proactive"];
+            for (size_t k = 0; k < names.size(); k++) {
+              auto it = kf.find(names[k]);
+              if (it == kf.end()) continue;
+              compared++;
+              if (it->second != parsed[i].values[k]) mismatches++;
+              if (parsed[i].values[k]) nonzero++;
+            }
+            std::string ev;
+            must(cgroupfs_read_file(fleet.paths[i] + "/memory.events", &ev), "memory.events");
+            std::vector<std::string> ev_names;
+            Parsed evp;
+            if (!parse_stat(ev, &ev_names, &evp))
+              throw std::runtime_error("stat-fetch: unexpected memory.events text");
+            for (size_t k = 0; k < ev_names.size(); k++)
+              for (size_t e = 0; e < std::size(kMemoryEvents); e++)
+                if (ev_names[k] == kMemoryEvents[e].name) {
+                  events_compared++;
+                  if (s.memory_events[e] != evp.values[k]) mismatches++;
+                }
+          }
+          for (kernfs_file *fl : files) cgroupfs_close(fl);
+          teardown_fleet(&fleet);
+        } catch (const std::exception &e) {
+          error = e.what();
+        }
+      },
+      0, "stat-fetch");
+  if (!error.empty()) throw std::runtime_error(error);
+  if (rr.deadlock) throw std::runtime_error("stat-fetch: the run deadlocked: " + rr.report);
+
+  Metrics out;
+  auto &c = out["fleet"];
+  c["cgroups"] = n;
+  c["cgroups_visited"] = static_cast<double>(visited);
+  c["items_compared"] = static_cast<double>(compared + events_compared);
+  c["items_nonzero"] = static_cast<double>(nonzero);
+  c["mismatches"] = static_cast<double>(mismatches);
+  out["text"]["fetch_host_ns"] = median_of(t.text);
+  out["text"]["flush_host_ns"] = median_of(t.flush);
+  out["text"]["read_format_host_ns"] = median_of(t.read);
+  out["text"]["parse_host_ns"] = median_of(t.parse);
+  out["kfunc"]["fetch_host_ns"] = median_of(t.kfunc);
+  out["kfunc"]["iterator_host_ns"] = median_of(t.iter);
+  out["kfunc"]["map_read_host_ns"] = median_of(t.copy);
+  return out;
+}
+
+double med(const Summary &s, const std::string &variant, const std::string &metric) {
+  auto v = s.find(variant);
+  if (v == s.end()) return 0;
+  auto m = v->second.find(metric);
+  return m == v->second.end() ? 0 : m->second.median;
+}
+
+std::string ms(double ns) { return fmt(ns / 1e6, 3) + " ms"; }
+
+Report report(const Summary &s) {
+  Report r;
+  const double n = med(s, "fleet", "cgroups");
+  const double text = med(s, "text", "fetch_host_ns"), kfunc = med(s, "kfunc", "fetch_host_ns");
+  const double ratio = kfunc > 0 ? text / kfunc : 0;
+  Table t;
+  t.title = "Fetching the stats of all " + fmt(n, 0) +
+            " cgroups: memory.stat text vs cgroup iterator + kfuncs (host CPU time per fetch)";
+  t.header = {"path", "per fetch", "per cgroup", "seed (sys time)"};
+  t.rows.push_back({"text: memory.stat read + parse", ms(text),
+                    fmt(n > 0 ? text / n / 1e3 : 0, 2) + " us", "14.184 s"});
+  t.rows.push_back({"kfuncs: iter.s/cgroup program + map read", ms(kfunc),
+                    fmt(n > 0 ? kfunc / n / 1e3 : 0, 2) + " us", "2.916 s"});
+  t.rows.push_back({"ratio text / kfuncs", fmt(ratio, 1) + "x", "", "4.9x sys (4.4x real)"});
+  t.notes.push_back("Medians over the repetitions of host CPU time (CLOCK_THREAD_CPUTIME_ID); "
+                    "these *_host_ns metrics are the run's only non-deterministic numbers.");
+  t.notes.push_back("Items compared (memory.stat lines incl. slab/pgscan/pgsteal sums, and "
+                    "memory.events): " + fmt(med(s, "fleet", "items_compared"), 0) +
+                    ", non-zero " + fmt(med(s, "fleet", "items_nonzero"), 0) +
+                    ", mismatches " + fmt(med(s, "fleet", "mismatches"), 0) + ".");
+  r.tables.push_back(std::move(t));
+
+  Table p;
+  p.title = "Where the text path's time goes (cf. the seed's perf profile: vsnprintf, "
+            "format_decode, string, number ... 90% formatting)";
+  p.header = {"phase", "per fetch", "share"};
+  const struct {
+    const char *name, *metric;
+  } phases[] = {{"flush (mem_cgroup_flush_stats, gated)", "flush_host_ns"},
+                {"read: kernfs open file read, memory_stat_format text", "read_format_host_ns"},
+                {"parse in user space (names, from_chars)", "parse_host_ns"}};
+  for (const auto &ph : phases) {
+    const double v = med(s, "text", ph.metric);
+    p.rows.push_back({ph.name, ms(v), fmt(text > 0 ? v / text * 100 : 0, 1) + "%"});
+  }
+  const double iter = med(s, "kfunc", "iterator_host_ns"), copy = med(s, "kfunc", "map_read_host_ns");
+  p.rows.push_back({"kfuncs: iterator run (flush + kfunc reads)", ms(iter),
+                    fmt(kfunc > 0 ? iter / kfunc * 100 : 0, 1) + "% of kfuncs"});
+  p.rows.push_back({"kfuncs: user reads the map", ms(copy),
+                    fmt(kfunc > 0 ? copy / kfunc * 100 : 0, 1) + "% of kfuncs"});
+  r.tables.push_back(std::move(p));
+
+  const double mism = med(s, "fleet", "mismatches"), comp = med(s, "fleet", "items_compared");
+  const Stat *mx = nullptr;
+  if (auto v = s.find("fleet"); v != s.end())
+    if (auto m = v->second.find("mismatches"); m != v->second.end()) mx = &m->second;
+  r.verdicts.push_back({"identical numbers from memory.stat text and the kfuncs (" +
+                            fmt(comp, 0) + " items, " + fmt(mx ? mx->max : mism, 0) +
+                            " mismatches, every cgroup visited)",
+                        comp > 0 && (mx ? mx->max : mism) == 0 &&
+                            med(s, "fleet", "cgroups_visited") == n});
+  r.verdicts.push_back({"kfunc path >= 5x faster than text (S8; seed: 4.9x less sys time, "
+                         "4.4x less real time): " + fmt(ratio, 1) + "x",
+                        ratio >= 5});
+  return r;
+}
+
+}  // namespace
+
+Scenario stat_fetch_scenario() {
+  Scenario s;
+  s.name = "stat-fetch";
+  s.seed = "002";
+  s.summary = "every cgroup's stats: memory.stat text + parse vs a cgroup iterator with kfuncs";
+  s.default_seeds = 1;
+  s.run = run;
+  s.report = report;
+  s.plot_metrics = {"fetch_host_ns", "read_format_host_ns", "parse_host_ns"};
+  return s;
+}
+
+}  // namespace umemcg::scenario
