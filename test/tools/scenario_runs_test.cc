@@ -6,11 +6,18 @@
 // times (*_host_ns).
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
+
+#ifndef UMEMCG_PATH
+#error "UMEMCG_PATH must name the built umemcg"
+#endif
 
 using namespace umemcg::scenario;
 
@@ -128,4 +135,44 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
   }
 
   CHECK(deterministic_part(run_quick(s, 5)) == deterministic_part(m));
+}
+
+namespace {
+
+struct Cli {
+  int status;
+  std::string out;  // stdout and stderr
+};
+
+Cli umemcg_cli(const std::string &args) {
+  const std::string cmd = args + " 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f != nullptr);
+  std::string out;
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  const int st = pclose(f);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("umemcg scenario: the command line of the built binary", "[tools][scenario]") {
+  const std::string umemcg = UMEMCG_PATH;
+  Cli l = umemcg_cli(umemcg + " scenario list");
+  CHECK(l.status == 0);
+  CHECK(l.out.find("stat-fetch") != std::string::npos);
+  CHECK(l.out.find("stock-designs") != std::string::npos);
+  Cli u = umemcg_cli(umemcg + " scenario run nosuch");
+  CHECK(u.status == 2);
+  CHECK(u.out.find("unknown scenario 'nosuch'") != std::string::npos);
+  CHECK(umemcg_cli(umemcg + " scenario").status == 2);
+  // The iterator object cannot be found: the run fails with the path in the message, exit 1.
+  Cli b = umemcg_cli("UMEMCG_BPF_PROGS_DIR=/nonexistent " + umemcg +
+                     " scenario run stat-fetch --quick");
+  CHECK(b.status == 1);
+  INFO(b.out);
+  CHECK(b.out.find("stat-fetch seed 1 failed") != std::string::npos);
+  CHECK(b.out.find("/nonexistent/memcg_stat_iter.bpf.o") != std::string::npos);
 }

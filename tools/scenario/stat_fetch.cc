@@ -45,6 +45,7 @@
 #include "shim/machine.h"
 #include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
+#include "tools/scenario/trace.h"
 
 #ifndef UMEMCG_BPF_PROGS_DIR
 #error "UMEMCG_BPF_PROGS_DIR must name the built test/progs directory (tools/scenario/meson.build)"
@@ -257,6 +258,7 @@ Metrics run(const RunOptions &ro) {
   mc.seed = ro.seed;
   emu::Machine m(mc);
   Timing t;
+  TraceWriter *tw = ro.trace;
   long compared = 0, mismatches = 0, nonzero = 0, visited = 0, events_compared = 0;
   std::string error;
   bpf_memcontrol_init();
@@ -265,11 +267,20 @@ Metrics run(const RunOptions &ro) {
         try {
           memcg_boot_params bp;
           must(mem_cgroup_boot(bp), "boot");
+          const int tid = current->pid;
+          if (tw) {
+            tw->begin_process("stat-fetch: " + std::to_string(n) + " cgroups");
+            tw->thread_name(tid, "reader");
+          }
           Fleet fleet;
+          std::uint64_t v0 = m.now_ns();
           build_fleet(&fleet, n);
+          if (tw) tw->complete(tid, "create and charge the fleet", "setup", v0, m.now_ns() - v0);
           // Let the periodic flusher run (every FLUSH_TIME): the stats are then those of the
           // charges above, as a reader 2 s later sees them, whatever the gated flush decides.
+          v0 = m.now_ns();
           msleep(static_cast<unsigned int>(FLUSH_TIME + 100));
+          if (tw) tw->complete(tid, "wait for the periodic stats flush", "setup", v0, m.now_ns() - v0);
           if (ro.progress) ro.progress("fleet of " + std::to_string(n) + " cgroups charged");
 
           // The kfunc path's setup, done once: load, name the items.
@@ -345,6 +356,13 @@ Metrics run(const RunOptions &ro) {
             t.iter.push_back(static_cast<double>(t1 - t0));
             t.copy.push_back(static_cast<double>(t2 - t1));
             t.kfunc.push_back(static_cast<double>(t2 - t0));
+            // The fetches take no modelled machine time: instants, with their host CPU times.
+            if (tw) {
+              tw->instant(tid, "text fetch", "fetch", m.now_ns(),
+                          {{"host_cpu_ns", t.text.back()}, {"repetition", r}});
+              tw->instant(tid, "kfunc fetch", "fetch", m.now_ns(),
+                          {{"host_cpu_ns", t.kfunc.back()}, {"repetition", r}});
+            }
           }
 
           // Equivalence: every memory.stat line the kfuncs also give, by name.
