@@ -9,11 +9,13 @@
 //    control program does), parsed into numbers as a user program would (names checked against
 //    the first read's order, values by std::from_chars);
 //  - kfuncs: test/progs/memcg_stat_iter.bpf.o, a cgroup iterator (iter.s/cgroup, CHILDREN of
-//    fleet) reading the same items through bpf_mem_cgroup_page_state / _vm_events /
-//    _memory_events into an array map, loaded once and run per fetch; user space reads one
-//    struct per cgroup from the map.
-// Every item both paths give is compared (memory.stat lines, including the slab, pgscan and
-// pgsteal sums, and memory.events), and each path's host CPU time per fetch of all N cgroups
+//    fleet) reading the same items through bpf_mem_cgroup_page_state / _vm_events into an
+//    array map, loaded once and run per fetch; user space reads one struct per cgroup from the
+//    map.
+// After the timed fetches, one more each way adds memory.events (text) and
+// bpf_mem_cgroup_memory_events (kfunc); every item both paths give is compared (memory.stat
+// lines, including the slab, pgscan and pgsteal sums, and memory.events), and each path's
+// host CPU time per fetch of all N cgroups
 // is the median of the repetitions; the text path is split into its phases: the gated flush,
 // the read (kernfs open/read with memory_stat_format's text formatting) and the user's parse.
 //
@@ -298,18 +300,25 @@ Metrics run(const RunOptions &ro) {
           fetch_bss req{};
           req.nr_items = std::size(kItems);
           for (size_t i = 0; i < std::size(kItems); i++) req.item_ids[i] = kItems[i].idx;
+          // The vm events memory.stat prints: every memcg event but pgpgin/pgpgout (v1's).
           std::vector<int> event_ids;
           for (int e = 0; e < NR_VM_EVENT_ITEMS && event_ids.size() < kMaxEvents; e++)
-            if (memcg_vm_event_item_valid(e)) event_ids.push_back(e);
+            if (memcg_vm_event_item_valid(e) && e != PGPGIN && e != PGPGOUT)
+              event_ids.push_back(e);
           req.nr_events = static_cast<u32>(event_ids.size());
           std::copy(event_ids.begin(), event_ids.end(), req.event_ids);
-          req.nr_memory_events = std::size(kMemoryEvents);
           for (size_t i = 0; i < std::size(kMemoryEvents); i++)
             req.memory_event_ids[i] = kMemoryEvents[i].idx;
-          std::vector<u8> bss_value(bss->value_size);
-          std::memcpy(bss_value.data(), &req, sizeof(req));
-          const u32 zero = 0;
-          must(sys_map_update_elem(bss, &zero, bss_value.data()), "write .bss");
+          // The timed fetches ask for memory.stat's items only (as the text path reads);
+          // memory.events is added for the equivalence pass after them.
+          auto write_request = [&](bool with_memory_events) {
+            req.nr_memory_events = with_memory_events ? std::size(kMemoryEvents) : 0;
+            std::vector<u8> bss_value(bss->value_size);
+            std::memcpy(bss_value.data(), &req, sizeof(req));
+            const u32 zero = 0;
+            must(sys_map_update_elem(bss, &zero, bss_value.data()), "write .bss");
+          };
+          write_request(false);
           cgroup *fleet_cg = fleet.memcgs.front()->css.cgroup->parent;
 
           // The text path's setup, done once: open every memory.stat.
@@ -365,7 +374,24 @@ Metrics run(const RunOptions &ro) {
             }
           }
 
-          // Equivalence: every memory.stat line the kfuncs also give, by name.
+          // Equivalence: one more fetch each way, memory.events included, then every line
+          // the kfuncs also give, by name.
+          write_request(true);
+          {
+            auto res = bpf_cgroup_iter_run(*prog, fleet_cg, CGROUP_ITER_CHILDREN);
+            if (!res.ok())
+              throw std::runtime_error("stat-fetch: iterator: " +
+                                       std::string(res.status().message()));
+            if (static_cast<long>(res->visited) != visited) visited = -1;
+            for (u32 i = 0; i < static_cast<u32>(n); i++)
+              must(sys_map_lookup_elem(stats, &i, &fetched[i]), "read stats");
+            for (int i = 0; i < n; i++) {
+              texts[i].clear();
+              must(cgroupfs_read(files[i], &texts[i], 0, 16384), "read memory.stat");
+              if (!parse_stat(texts[i], &names, &parsed[i]))
+                throw std::runtime_error("stat-fetch: unexpected memory.stat text");
+            }
+          }
           for (int i = 0; i < n; i++) {
             const memcg_stats &s = fetched[i];
             if (s.cgroup_id != static_cast<u64>(fleet.memcgs[i]->css.cgroup->self.id)) {
