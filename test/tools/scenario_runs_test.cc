@@ -107,7 +107,8 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
     CHECK(bound == 4 * 64);
     CHECK(get(m, v, "max_overcharge_pages") > 0);
     CHECK(get(m, v, "max_overcharge_pages") <= bound);
-    CHECK(get(m, v, "faults_sampled") == 4 * 64 * 3 + 4 * 3);  // quick: 64 pages, 3 rounds
+    CHECK(get(m, v, "faults_sampled") == 4 * 60 * 3 + 4 * 3);  // quick: 60 pages, 3 rounds
+    CHECK(get(m, v, "stock_before_child_pages") > 0);
     CHECK(get(m, v, "per_page_host_ns") > 0);
   }
   // v1: one stock for both counters in the base design (no drift); separate stocks in the
@@ -117,6 +118,11 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
   CHECK(get(m, "v1-patched", "usage_not_min_samples") == 0);
   CHECK(get(m, "v1-patched", "usage_above_memsw_samples") == 0);
   CHECK(get(m, "host-kernel", "per_page_host_ns") > 0);
+  // A cgroup that becomes a parent: the series drains its stock on v2 (leaf-only stock); the
+  // 6.19 stock and v1 keep it.
+  CHECK(get(m, "v2-patched", "stock_after_child_pages") == 0);
+  for (const char *v : {"v1-base", "v1-patched", "v2-base"})
+    CHECK(get(m, v, "stock_after_child_pages") == get(m, v, "stock_before_child_pages"));
 
   const Report r = s.report(summarize({m}));
   REQUIRE(r.tables.size() == 2);
@@ -127,8 +133,9 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
   CHECK(r.tables[0].rows[0][6] == "+1.2%");
   CHECK(r.tables[0].rows[1][6] == "+1.0%");
   CHECK(r.tables[1].rows.size() == 4);
-  // The overcharge verdicts (all but the two delta ones, which are host times) are met.
-  REQUIRE(r.verdicts.size() == 2 + 4 + 2);
+  // The overcharge and stock verdicts (all but the two delta ones, which are host times) are
+  // met.
+  REQUIRE(r.verdicts.size() == 2 + 4 + 2 + 1);
   for (size_t i = 2; i < r.verdicts.size(); i++) {
     INFO(r.verdicts[i].what);
     CHECK(r.verdicts[i].met);
