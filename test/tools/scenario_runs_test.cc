@@ -118,6 +118,18 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
   CHECK(get(m, "v1-patched", "usage_not_min_samples") == 0);
   CHECK(get(m, "v1-patched", "usage_above_memsw_samples") == 0);
   CHECK(get(m, "host-kernel", "per_page_host_ns") > 0);
+  // v1 with 8 cgroups per vCPU (more than a CPU's stock slots): the patched design's memory
+  // and memsw stocks evict independently and the counters drift apart; usage_in_bytes reports
+  // the smaller; the base design's one stock keeps them equal.
+  CHECK(get(m, "v1-base-32cg", "max_usage_drift_pages") == 0);
+  CHECK(get(m, "v1-patched-32cg", "max_usage_drift_pages") > 0);
+  CHECK(get(m, "v1-patched-32cg", "max_usage_drift_pages") <= 4 * 64);
+  CHECK(get(m, "v1-patched-32cg", "usage_not_min_samples") == 0);
+  CHECK(get(m, "v1-patched-32cg", "usage_above_memsw_samples") == 0);
+  for (const char *v : {"v1-base-32cg", "v1-patched-32cg"}) {
+    CHECK(get(m, v, "max_overcharge_pages") > 0);
+    CHECK(get(m, v, "max_overcharge_pages") <= 4 * 64);
+  }
   // A cgroup that becomes a parent: the series drains its stock on v2 (leaf-only stock); the
   // 6.19 stock and v1 keep it.
   CHECK(get(m, "v2-patched", "stock_after_child_pages") == 0);
@@ -132,10 +144,10 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
   CHECK(r.tables[0].rows[0][4] == "890.6");
   CHECK(r.tables[0].rows[0][6] == "+1.2%");
   CHECK(r.tables[0].rows[1][6] == "+1.0%");
-  CHECK(r.tables[1].rows.size() == 4);
+  CHECK(r.tables[1].rows.size() == 6);
   // The overcharge and stock verdicts (all but the two delta ones, which are host times) are
   // met.
-  REQUIRE(r.verdicts.size() == 2 + 4 + 2 + 1);
+  REQUIRE(r.verdicts.size() == 2 + (4 + 2 + 1) + (2 + 2));
   for (size_t i = 2; i < r.verdicts.size(); i++) {
     INFO(r.verdicts[i].what);
     CHECK(r.verdicts[i].met);
