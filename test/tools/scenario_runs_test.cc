@@ -117,7 +117,7 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
   CHECK(get(m, "v1-patched", "max_memsw_overcharge_pages") <= 4 * 64);
   CHECK(get(m, "v1-patched", "usage_not_min_samples") == 0);
   CHECK(get(m, "v1-patched", "usage_above_memsw_samples") == 0);
-  CHECK(get(m, "host-kernel", "per_page_host_ns") > 0);
+  CHECK(get(m, "host-kernel", "kernel_per_page_host_ns") > 0);
   // v1 with 8 cgroups per vCPU (more than a CPU's stock slots): the patched design's memory
   // and memsw stocks evict independently and the counters drift apart; usage_in_bytes reports
   // the smaller; the base design's one stock keeps them equal.
