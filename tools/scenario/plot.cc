@@ -64,11 +64,14 @@ void panel(std::ostringstream &o, const ScenarioResult &r, const std::string &me
   struct Bar {
     std::string variant;
     const Stat *s;
+    size_t color;  // the variant's place in the summary: one colour per variant in every panel
   };
   std::vector<Bar> bars;
+  size_t index = 0;
   for (const auto &[variant, ms] : r.summary) {
     auto it = ms.find(metric);
-    if (it != ms.end()) bars.push_back({variant, &it->second});
+    if (it != ms.end()) bars.push_back({variant, &it->second, index});
+    ++index;
   }
   o << "<g transform=\"translate(" << x0 << "," << y0 << ")\">\n";
   o << "<text x=\"" << kPanelW / 2 << "\" y=\"16\" text-anchor=\"middle\" font-size=\"11\">"
@@ -100,7 +103,7 @@ void panel(std::ostringstream &o, const ScenarioResult &r, const std::string &me
     const double y0v = y_of(0 < lo ? lo : 0), ym = y_of(b.s->median);
     o << "<rect x=\"" << num(cx - bw / 2) << "\" y=\"" << num(std::min(y0v, ym))
       << "\" width=\"" << num(bw) << "\" height=\"" << num(std::fabs(y0v - ym))
-      << "\" fill=\"" << kColors[i % std::size(kColors)] << "\"><title>" << esc(b.variant)
+      << "\" fill=\"" << kColors[b.color % std::size(kColors)] << "\"><title>" << esc(b.variant)
       << ": median " << num(b.s->median) << ", min " << num(b.s->min) << ", max "
       << num(b.s->max) << ", n " << b.s->n << "</title></rect>\n";
     // The min-max whisker.
