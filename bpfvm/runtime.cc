@@ -146,7 +146,7 @@ absl::Status BpfLoadedObject::create_maps() {
 absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOptions &opts) {
   const BpfProgram &spec = *p.spec_;
   const std::string who = "program '" + spec.name + "'";
-  if (opts.verify) p.verdict_ = bpf_runtime_verify(obj_, spec, opts.log_level);
+  if (opts.verify) p.verdict_ = bpf_runtime_verify(obj_, spec, opts.log_level, opts.allow_ptr_leaks);
   p.run_unverified_ = opts.run_unverified;
 
   p.insns_ = spec.insns;

@@ -61,6 +61,10 @@ struct BpfLinkOptions {
   // Opt-in: run programs the verifier did not accept (or did not examine: verify = false) in
   // the checked interpreter instead of refusing them.
   bool run_unverified = false;
+  // The loader is privileged (CAP_PERFMON, bpf_allow_ptr_leaks()): pointers may be compared,
+  // stored into maps and memory and returned, as the kernel allows such loaders. Off by
+  // default (verifier.h's Emulation note).
+  bool allow_ptr_leaks = false;
 };
 
 // The result of one program run.

@@ -16,7 +16,8 @@ namespace umemcg::emu {
 
 bool bpf_verifier_available() { return true; }
 
-BpfVerdict bpf_runtime_verify(const BpfObject &obj, const BpfProgram &prog, u32 log_level) {
+BpfVerdict bpf_runtime_verify(const BpfObject &obj, const BpfProgram &prog, u32 log_level,
+                              bool allow_ptr_leaks) {
   BpfVerdict v;
   v.available = true;
   const BpfKernelEnv &env = bpf_kernel_env();
@@ -30,6 +31,7 @@ BpfVerdict bpf_runtime_verify(const BpfObject &obj, const BpfProgram &prog, u32 
   const BpfVerifierInputs in = bpf_verifier_inputs(obj);
   bpf_verifier_opts o = bpf_verifier_opts_for(obj, prog, in, pt);
   o.log_level = log_level;
+  o.allow_ptr_leaks = allow_ptr_leaks;
   o.types = &env.types();
   const bpf_verifier_result r = bpf_check(prog.insns, o);
   v.accepted = r.ok();

@@ -29,7 +29,9 @@ struct BpfVerdict {
 
 bool bpf_verifier_available();
 
-// Verifies prog (a program of obj) at log level log_level (0, 1 or 2).
-BpfVerdict bpf_runtime_verify(const BpfObject &obj, const BpfProgram &prog, u32 log_level = 1);
+// Verifies prog (a program of obj) at log level log_level (0, 1 or 2); allow_ptr_leaks as
+// BpfLinkOptions::allow_ptr_leaks (runtime.h).
+BpfVerdict bpf_runtime_verify(const BpfObject &obj, const BpfProgram &prog, u32 log_level = 1,
+                              bool allow_ptr_leaks = false);
 
 }  // namespace umemcg::emu

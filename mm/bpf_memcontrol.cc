@@ -18,6 +18,7 @@
 
 #include "bpfvm/kernel_env.h"
 #include "kernel/cgroup.h"
+#include "kernel/kernfs/kernfs.h"
 #include "mm/bpf_tcp_ops.h"
 #include "mm/memcontrol.h"
 #include "mm/memcontrol_internal.h"
@@ -152,8 +153,27 @@ void register_structs(emu::BpfKernelEnv &env) {
   must(env.add_struct({"cgroup", EMU_SZ(cgroup),
                        {bpf_ctx_field::embed("self", EMU_OFF(cgroup, self),
                                              EMU_SZ(cgroup_subsys_state), "cgroup_subsys_state"),
-                        bpf_ctx_field::scalar("level", EMU_OFF(cgroup, level), 4)}}),
+                        bpf_ctx_field::scalar("level", EMU_OFF(cgroup, level), 4),
+                        bpf_ctx_field::ptr("kn", EMU_OFF(cgroup, kn), "kernfs_node", 0)}}),
        "cgroup");
+  // kernfs: a directory's root, and the root's two locks (seed 000's lock-holder sample
+  // resolves them from the root cgroup). Emulation: the emulator's kernfs_node keeps its root
+  // in every node; it is offered as the kernel's kn->dir.root (a directory's member), a
+  // kernfs_elem_dir whose only field is that root.
+  must(env.add_struct({"kernfs_elem_dir", EMU_SZ(kernfs_root *),
+                       {bpf_ctx_field::ptr("root", 0, "kernfs_root", 0)}}),
+       "kernfs_elem_dir");
+  must(env.add_struct({"kernfs_node", EMU_SZ(kernfs_node),
+                       {bpf_ctx_field::embed("dir", EMU_OFF(kernfs_node, root),
+                                             EMU_SZ(kernfs_root *), "kernfs_elem_dir")}}),
+       "kernfs_node");
+  must(env.add_struct({"kernfs_root", EMU_SZ(kernfs_root),
+                       {bpf_ctx_field::embed("kernfs_rwsem", EMU_OFF(kernfs_root, kernfs_rwsem),
+                                             EMU_SZ(rw_semaphore), "rw_semaphore"),
+                        bpf_ctx_field::embed("kernfs_supers_rwsem",
+                                             EMU_OFF(kernfs_root, kernfs_supers_rwsem),
+                                             EMU_SZ(rw_semaphore), "rw_semaphore")}}),
+       "kernfs_root");
   must(env.add_struct({"mem_cgroup", EMU_SZ(mem_cgroup),
                        {bpf_ctx_field::embed("css", EMU_OFF(mem_cgroup, css),
                                              EMU_SZ(cgroup_subsys_state),

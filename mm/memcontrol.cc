@@ -19,6 +19,7 @@
 #include <new>
 
 #include "kernel/cgroup_rstat.h"
+#include "kernel/kernfs/kernfs.h"
 #include "mm/bpf_tcp_ops.h"
 #include "mm/memcontrol_files.h"
 #include "mm/memcontrol_internal.h"
@@ -266,6 +267,10 @@ void mem_cgroup_shutdown() {
   if (!g_cgroup_root) return;
   // Emulation: the kernel never unregisters; here memcg can be shut down and booted again.
   cpuhp_remove_state_nocalls(CPUHP_MM_MEMCQ_DEAD);
+  // A notification still being delivered holds a reference on its watcher's memcg (and may
+  // sleep in over-high handling without kernfs_rwsem, under kernfs_notify_no_rwsem): let it end
+  // before the hierarchy goes.
+  emu::kernfs_flush_notify();
   memcg_slab_unregister();
   // Named files live until the machine stops: their cached pages go now, and so do the pages
   // still waiting in lru_add batches.

@@ -198,6 +198,7 @@ retry_reclaim:
   }
 out:
   css_put(&memcg->css);
+  UMEMCG_FEXIT(hp_handle_over_high, 0, gfp_mask);
 }
 
 }  // namespace umemcg

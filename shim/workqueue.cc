@@ -116,6 +116,13 @@ void run_one(Worker *self, work_struct *work) {
   (void)self;
 }
 
+// The worker of pool running work, or nullptr. Caller holds pool->lock.
+Worker *find_worker_executing(WorkPool *pool, work_struct *work) {
+  for (auto &w : pool->workers)
+    if (w->running == work) return w.get();
+  return nullptr;
+}
+
 void worker_fn(WorkPool *pool, Worker *self) {
   std::unique_lock<std::mutex> lk(pool->lock);
   for (;;) {
@@ -139,6 +146,13 @@ void worker_fn(WorkPool *pool, Worker *self) {
       self->scheduled.push_back(pool->worklist.front());
       pool->worklist.pop_front();
       pool->linked.pop_front();
+    }
+    // Non-reentrancy: an item another worker of this pool is running (it was queued again
+    // meanwhile) goes to that worker, which runs it next (find_worker_executing_work()).
+    if (Worker *collision = find_worker_executing(pool, self->scheduled.front())) {
+      for (work_struct *w : self->scheduled) collision->scheduled.push_back(w);
+      self->scheduled.clear();
+      continue;
     }
     if (!pool->worklist.empty()) kick_pool(pool);  // more work: let another worker help
     while (!self->scheduled.empty()) {
@@ -169,6 +183,12 @@ WorkPool *pool_for(workqueue_struct *wq, int cpu) {
 void insert_work(int cpu, workqueue_struct *wq, work_struct *work) {
   BUG_ON(!g_machine || !work->func);
   WorkPool *pool = pool_for(wq, cpu);
+  // Non-reentrancy across pools (__queue_work()): an item still running on the pool it last
+  // ran on is queued there, so that it never runs twice at once.
+  if (WorkPool *last = work->emu_pool; last && last != pool) {
+    std::lock_guard<std::mutex> g(last->lock);
+    if (find_worker_executing(last, work)) pool = last;
+  }
   wq->in_flight.fetch_add(1);
   std::lock_guard<std::mutex> g(pool->lock);
   work->emu_pool = pool;

@@ -9,7 +9,8 @@
 // runs the function on that vCPU (by a worker holding that vCPU, like any task); queue_work() on a
 // per-CPU queue picks the caller's vCPU; flush_work() waits for the last queueing's execution;
 // cancel_work_sync() removes a pending item and waits for a running one; delayed work arms a
-// timer on the machine clock and queues the item when it fires.
+// timer on the machine clock and queues the item when it fires; an item is non-reentrant: queued
+// again while it runs, it runs again after, by the same worker, never at the same time.
 // Emulation: each vCPU has one worker pool shared by all per-CPU workqueues, plus one unbound
 //   pool; a pool gets a new worker whenever work is queued and no worker is idle (up to 32),
 //   instead of the kernel's concurrency management on sleeping workers. max_active is ignored.

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(meson ninja-build pkg-config g++ clang clang-19 llvm-19 libclang-rt-14-dev libclang-rt-19-dev
           liburcu-dev libjemalloc-dev catch2 libbenchmark-dev libabsl-dev libelf-dev
-          libbpf-dev python3 valgrind)
+          libbpf-dev nlohmann-json3-dev python3 valgrind)
 
 setup_packages() {
   [ "${UMEMCG_SKIP_APT:-0}" = 1 ] && return 0

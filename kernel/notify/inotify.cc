@@ -7,6 +7,7 @@
 #include "kernel/notify/inotify.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -16,12 +17,17 @@
 #include "shim/errno.h"
 #include "shim/gfp.h"
 #include "shim/jiffies.h"
+#include "shim/machine.h"
 #include "shim/sched.h"
 #include "shim/slab.h"
 
 namespace umemcg {
 
 namespace {
+
+// Modelled cost (machine time) of queueing one event for one watch: allocate, fill, link, wake.
+// Simulated mode only (emu::consume_time); it is what a notify pass holds its locks for.
+constexpr std::uint64_t kInotifyEventNs = 250;
 
 // The preallocated overflow event of each group follows the group in its allocation.
 struct group_alloc {
@@ -104,6 +110,7 @@ void fsnotify_add_event(fsnotify_group *group, inotify_event_info *ev) {
 // listener's memcg.
 void inotify_handle_event(fsnotify_mark *mark, u32 mask, const char *name) {
   fsnotify_group *group = mark->group;
+  emu::consume_time(kInotifyEventNs);
   u32 name_len = name ? static_cast<u32>(std::strlen(name)) : 0;
   size_t alloc_len = sizeof(inotify_event_info) + (name_len ? name_len + 1 : 0);
   mem_cgroup *old_memcg = kmem_set_active_memcg(group->memcg);

@@ -160,3 +160,43 @@ TEST_CASE("workqueue: flush_workqueue waits for everything queued", "[shim][work
     });
   }
 }
+
+namespace {
+// Counts concurrent executions: a second execution that starts while the first sleeps is a
+// reentrancy.
+struct Reentry {
+  work_struct work;
+  std::atomic<int> inside{0}, max_inside{0}, runs{0};
+};
+void reentry_fn(work_struct *w) {
+  auto *r = reinterpret_cast<Reentry *>(w);
+  int n = ++r->inside;
+  int m = r->max_inside.load();
+  while (n > m && !r->max_inside.compare_exchange_weak(m, n)) {
+  }
+  msleep(10);
+  --r->inside;
+  r->runs++;
+}
+}  // namespace
+
+TEST_CASE("workqueue: an item queued again while it runs runs again after, never at once",
+          "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    WarnCheck wc;
+    emu::Machine m(config(mode, 4, 21));
+    Reentry r;
+    m.exec([&] {
+      INIT_WORK(&r.work, reentry_fn);
+      // Queued again while it sleeps: on the same pool (same vCPU), and from other vCPUs
+      // (another pool: it must go to the pool where it still runs).
+      for (int round = 0; round < 6; round++) {
+        queue_work_on(round % 4, system_wq, &r.work);
+        msleep(3);
+      }
+      flush_work(&r.work);
+    }, 0);
+    CHECK(r.max_inside == 1);
+    CHECK(r.runs >= 2);
+  }
+}

@@ -9,6 +9,7 @@ namespace umemcg::scenario {
 
 const std::vector<Scenario> &scenarios() {
   static const std::vector<Scenario> kAll = {
+      kernfs_notify_scenario(),
       stat_fetch_scenario(),
       stock_designs_scenario(),
   };

@@ -49,8 +49,8 @@
 #include "tools/scenario/scenario.h"
 #include "tools/scenario/trace.h"
 
-#ifndef UMEMCG_BPF_PROGS_DIR
-#error "UMEMCG_BPF_PROGS_DIR must name the built test/progs directory (tools/scenario/meson.build)"
+#ifndef UMEMCG_SCENARIO_PROGS_DIR
+#error "UMEMCG_SCENARIO_PROGS_DIR must name the built test/progs directory (tools/scenario/meson.build)"
 #endif
 
 namespace umemcg::scenario {
@@ -252,7 +252,7 @@ Metrics run(const RunOptions &ro) {
   const int reps = ro.quick ? 5 : 10;
   const char *dir = std::getenv("UMEMCG_BPF_PROGS_DIR");
   const std::string obj_path =
-      std::string(dir && *dir ? dir : UMEMCG_BPF_PROGS_DIR) + "/memcg_stat_iter.bpf.o";
+      std::string(dir && *dir ? dir : UMEMCG_SCENARIO_PROGS_DIR) + "/memcg_stat_iter.bpf.o";
 
   emu::MachineConfig mc;
   mc.nr_cpus = 4;
