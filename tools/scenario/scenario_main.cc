@@ -210,7 +210,8 @@ std::vector<SeedRun> run_forked(const Scenario &s, const std::vector<std::uint64
     for (const Child &c : running) fds.push_back({c.fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
-      fds.assign(fds.size(), {0, POLLIN, POLLIN});  // read (and block) on each
+      // poll itself failed: read each pipe in turn (blocking reads still end at EOF).
+      for (pollfd &p : fds) p.revents = POLLIN;
     }
     for (size_t i = fds.size(); i-- > 0;) {
       if (!fds[i].revents) continue;

@@ -158,36 +158,46 @@ double native_rep(const Config &c, unsigned long pages, int iters) {
   emu::Machine m(mc);
   std::atomic<std::uint64_t> cpu_ns{0};
   std::atomic<int> failed{0};
+  // The run, in a task of the machine: an error thrown there is reported after it.
+  std::string error;
+  auto body = [&] {
+    if (mem_cgroup_boot(boot_params(c)) < 0) {
+      failed = 1;
+      return;
+    }
+    setup_cgroup(c.v1, "bench", 2 * kWorkers * pages);
+    std::vector<Process *> ws;
+    for (unsigned w = 0; w < kWorkers; w++)
+      ws.push_back(start_worker("bench", static_cast<int>(w), "worker" + std::to_string(w),
+                                [&, pages, iters] {
+        unsigned long addr;
+        if (!sys_mmap_anon(pages, 0, &addr)) return 1;
+        // One untimed round: the first touches of the region and the stocks.
+        for (unsigned long i = 0; i < pages; i++) user_write(addr + i);
+        sys_madvise_dontneed(addr, pages);
+        const std::uint64_t t0 = thread_cpu_ns();
+        for (int it = 0; it < iters; it++) {
+          for (unsigned long i = 0; i < pages; i++)
+            if (!user_write(addr + i)) return 1;
+          if (!sys_madvise_dontneed(addr, pages)) return 1;
+        }
+        cpu_ns += thread_cpu_ns() - t0;
+        sys_munmap(addr, pages);
+        return 0;
+      }));
+    for (Process *p : ws)
+      if (process_wait(p) != 0) failed = 1;
+  };
   emu::RunResult rr = m.exec(
       [&] {
-        if (mem_cgroup_boot(boot_params(c)) < 0) {
-          failed = 1;
-          return;
+        try {
+          body();
+        } catch (const std::exception &e) {
+          error = e.what();
         }
-        setup_cgroup(c.v1, "bench", 2 * kWorkers * pages);
-        std::vector<Process *> ws;
-        for (unsigned w = 0; w < kWorkers; w++)
-          ws.push_back(start_worker("bench", static_cast<int>(w), "worker" + std::to_string(w),
-                                    [&, pages, iters] {
-            unsigned long addr;
-            if (!sys_mmap_anon(pages, 0, &addr)) return 1;
-            // One untimed round: the first touches of the region and the stocks.
-            for (unsigned long i = 0; i < pages; i++) user_write(addr + i);
-            sys_madvise_dontneed(addr, pages);
-            const std::uint64_t t0 = thread_cpu_ns();
-            for (int it = 0; it < iters; it++) {
-              for (unsigned long i = 0; i < pages; i++)
-                if (!user_write(addr + i)) return 1;
-              if (!sys_madvise_dontneed(addr, pages)) return 1;
-            }
-            cpu_ns += thread_cpu_ns() - t0;
-            sys_munmap(addr, pages);
-            return 0;
-          }));
-        for (Process *p : ws)
-          if (process_wait(p) != 0) failed = 1;
       },
       0, "bench");
+  if (!error.empty()) throw std::runtime_error("stock-designs: " + error);
   if (rr.deadlock || failed) throw std::runtime_error("stock-designs: native run failed");
   return static_cast<double>(cpu_ns.load()) /
          static_cast<double>(static_cast<unsigned long>(iters) * pages * kWorkers);
@@ -303,69 +313,79 @@ Metrics::mapped_type simulated_run(const Config &c, const RunOptions &ro, unsign
   };
   bool failed = false;
   long held_before_child = 0, held_after_child = 0;
+  // The run, in a task of the machine: an error thrown there is reported after it.
+  std::string error;
+  auto body = [&] {
+    if (mem_cgroup_boot(boot_params(c)) < 0) {
+      failed = true;
+      return;
+    }
+    // A limit each cgroup's workload runs close to: its working set plus an eighth (at
+    // least two batches, so that batches fit), below the working set plus the stocks'
+    // bound (nr_cpus x batch), so stocked pages can meet it.
+    std::vector<mem_cgroup *> all;
+    std::vector<std::string> names;
+    for (unsigned k = 0; k < nr_cgroups; k++) {
+      names.push_back(nr_cgroups == 1 ? std::string("bench") : "bench" + std::to_string(k));
+      const unsigned long ws_pages = pages * ((nr_workers - k + nr_cgroups - 1) / nr_cgroups);
+      all.push_back(setup_cgroup(
+          c.v1, names.back(), ws_pages + std::max<unsigned long>(ws_pages / 8, 2 * MEMCG_CHARGE_BATCH)));
+    }
+    cgs = all;
+    std::vector<Process *> ws;
+    for (unsigned w = 0; w < nr_workers; w++) {
+      Process *p = start_worker(
+          names[w % nr_cgroups], static_cast<int>(w % kCpus), "worker" + std::to_string(w),
+          [&, pages, iters] {
+            unsigned long addr;
+            if (!sys_mmap_anon(pages, 0, &addr)) return 1;
+            const int tid = current->pid;
+            for (int it = 0; it < iters; it++) {
+              const std::uint64_t t0 = m.now_ns();
+              for (unsigned long i = 0; i < pages; i++) {
+                if (!user_write(addr + i)) return 1;
+                sample();
+              }
+              const std::uint64_t t1 = m.now_ns();
+              if (!sys_madvise_dontneed(addr, pages)) return 1;
+              sample();
+              if (tw) {
+                tw->complete(tid, "fault " + std::to_string(pages) + " pages", "workload",
+                             t0, t1 - t0);
+                tw->complete(tid, "MADV_DONTNEED", "workload", t1, m.now_ns() - t1);
+              }
+            }
+            sys_munmap(addr, pages);
+            return 0;
+          });
+      if (tw) tw->thread_name(process_pid(p), "worker" + std::to_string(w));
+      ws.push_back(p);
+    }
+    for (Process *p : ws)
+      if (process_wait(p) != 0) failed = true;
+    cgs.clear();
+    if (nr_cgroups != 1) return;
+    // The cgroup becomes a parent (a workload manager nests a child under it): the
+    // series drains a v2 parent's stock at once and keeps parents from stocking; the 6.19
+    // stock keeps what it holds.
+    held_before_child = stocked(all.front()).memory;
+    if (!c.v1)
+      must(static_cast<int>(cgroupfs_write_file("bench/cgroup.subtree_control", "+memory")),
+           "bench/cgroup.subtree_control");
+    must(cgroupfs_mkdir("bench/child"), "mkdir bench/child");
+    flush_workqueue(memcg_wq);
+    held_after_child = stocked(all.front()).memory;
+  };
   emu::RunResult rr = m.exec(
       [&] {
-        if (mem_cgroup_boot(boot_params(c)) < 0) {
-          failed = true;
-          return;
+        try {
+          body();
+        } catch (const std::exception &e) {
+          error = e.what();
         }
-        // A limit each cgroup's workload runs close to: its working set plus an eighth (at
-        // least two batches, so that batches fit), below the working set plus the stocks'
-        // bound (nr_cpus x batch), so stocked pages can meet it.
-        std::vector<mem_cgroup *> all;
-        std::vector<std::string> names;
-        for (unsigned k = 0; k < nr_cgroups; k++) {
-          names.push_back(nr_cgroups == 1 ? std::string("bench") : "bench" + std::to_string(k));
-          const unsigned long ws_pages = pages * ((nr_workers - k + nr_cgroups - 1) / nr_cgroups);
-          all.push_back(setup_cgroup(
-              c.v1, names.back(), ws_pages + std::max<unsigned long>(ws_pages / 8, 2 * MEMCG_CHARGE_BATCH)));
-        }
-        cgs = all;
-        std::vector<Process *> ws;
-        for (unsigned w = 0; w < nr_workers; w++) {
-          Process *p = start_worker(
-              names[w % nr_cgroups], static_cast<int>(w % kCpus), "worker" + std::to_string(w),
-              [&, pages, iters] {
-                unsigned long addr;
-                if (!sys_mmap_anon(pages, 0, &addr)) return 1;
-                const int tid = current->pid;
-                for (int it = 0; it < iters; it++) {
-                  const std::uint64_t t0 = m.now_ns();
-                  for (unsigned long i = 0; i < pages; i++) {
-                    if (!user_write(addr + i)) return 1;
-                    sample();
-                  }
-                  const std::uint64_t t1 = m.now_ns();
-                  if (!sys_madvise_dontneed(addr, pages)) return 1;
-                  sample();
-                  if (tw) {
-                    tw->complete(tid, "fault " + std::to_string(pages) + " pages", "workload",
-                                 t0, t1 - t0);
-                    tw->complete(tid, "MADV_DONTNEED", "workload", t1, m.now_ns() - t1);
-                  }
-                }
-                sys_munmap(addr, pages);
-                return 0;
-              });
-          if (tw) tw->thread_name(process_pid(p), "worker" + std::to_string(w));
-          ws.push_back(p);
-        }
-        for (Process *p : ws)
-          if (process_wait(p) != 0) failed = true;
-        cgs.clear();
-        if (nr_cgroups != 1) return;
-        // The cgroup becomes a parent (a workload manager nests a child under it): the
-        // series drains a v2 parent's stock at once and keeps parents from stocking; the 6.19
-        // stock keeps what it holds.
-        held_before_child = stocked(all.front()).memory;
-        if (!c.v1)
-          must(static_cast<int>(cgroupfs_write_file("bench/cgroup.subtree_control", "+memory")),
-               "bench/cgroup.subtree_control");
-        must(cgroupfs_mkdir("bench/child"), "mkdir bench/child");
-        flush_workqueue(memcg_wq);
-        held_after_child = stocked(all.front()).memory;
       },
       0, "bench");
+  if (!error.empty()) throw std::runtime_error("stock-designs: " + error);
   if (rr.deadlock || failed)
     throw std::runtime_error("stock-designs: simulated run failed: " + rr.report);
   const double bound = static_cast<double>(kCpus * MEMCG_CHARGE_BATCH);
