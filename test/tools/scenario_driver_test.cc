@@ -98,7 +98,9 @@ std::string slurp(const std::string &path) {
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-bool has(const std::string &s, const std::string &what) { return s.find(what) != std::string::npos; }
+bool has(const std::string &s, const std::string &what) {
+  return s.find(what) != std::string::npos;
+}
 
 }  // namespace
 

@@ -293,7 +293,8 @@ int cmd_run(const std::vector<Scenario> &registry, const std::vector<std::string
       return usage_error(err, "one scenario name (or all), got '" + a + "' too");
     }
   }
-  if (!have_name) return usage_error(err, "run: which scenario? (a name from `umemcg scenario list`, or all)");
+  if (!have_name)
+    return usage_error(err, "run: which scenario? (a name from `umemcg scenario list`, or all)");
   std::vector<const Scenario *> chosen;
   for (const Scenario &s : registry)
     if (o.name == "all" || s.name == o.name) chosen.push_back(&s);

@@ -26,6 +26,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -50,7 +52,7 @@
 #include "tools/scenario/trace.h"
 
 #ifndef UMEMCG_SCENARIO_PROGS_DIR
-#error "UMEMCG_SCENARIO_PROGS_DIR must name the built test/progs directory (tools/scenario/meson.build)"
+#error "UMEMCG_SCENARIO_PROGS_DIR must name the built test/progs (tools/scenario/meson.build)"
 #endif
 
 namespace umemcg::scenario {
@@ -149,7 +151,7 @@ struct Parsed {
 };
 
 // The user program's parser: "name value\n" lines. The names of the first file read become the
-// expected order (@names); later files must have the same lines in the same order.
+// expected order (@names); every file read after it must have the same lines in that order.
 bool parse_stat(std::string_view text, std::vector<std::string> *names, Parsed *out) {
   const bool learn = names->empty();
   out->values.clear();
@@ -243,6 +245,163 @@ void teardown_fleet(Fleet *f) {
   for (mem_cgroup *m : f->memcgs) css_put(&m->css);
 }
 
+double since(std::uint64_t t0) { return static_cast<double>(thread_cpu_ns() - t0); }
+
+// The kfunc path: memcg_stat_iter.bpf.o loaded once, the wanted items named in its .bss, the
+// iterator run over fleet's children per fetch. Task context.
+class KfuncPath {
+ public:
+  KfuncPath(const std::string &path, int n) : path_(path), n_(n) {
+    auto lo = emu::BpfLoadedObject::open(path, emu::bpf_kernel_load_options());
+    if (!lo.ok())
+      throw std::runtime_error("stat-fetch: " + path + ": " + std::string(lo.status().message()));
+    lo_ = std::move(*lo);
+    prog_ = lo_->find_program("fetch_stats");
+    bss_ = lo_->find_map(".bss");
+    stats_ = lo_->find_map("stats");
+    if (!prog_ || !bss_ || !stats_ || bss_->value_size < sizeof(fetch_bss) ||
+        stats_->value_size != sizeof(memcg_stats) ||
+        stats_->max_entries != static_cast<u32>(kMaxCgroups) || n > kMaxCgroups)
+      throw std::runtime_error("stat-fetch: " + path + " has another layout");
+    req_.nr_items = std::size(kItems);
+    for (size_t i = 0; i < std::size(kItems); i++) req_.item_ids[i] = kItems[i].idx;
+    // The vm events memory.stat prints: every memcg event but pgpgin/pgpgout (v1's).
+    for (int e = 0; e < NR_VM_EVENT_ITEMS && event_ids_.size() < kMaxEvents; e++)
+      if (memcg_vm_event_item_valid(e) && e != PGPGIN && e != PGPGOUT) event_ids_.push_back(e);
+    req_.nr_events = static_cast<u32>(event_ids_.size());
+    std::copy(event_ids_.begin(), event_ids_.end(), req_.event_ids);
+    for (size_t i = 0; i < std::size(kMemoryEvents); i++)
+      req_.memory_event_ids[i] = kMemoryEvents[i].idx;
+    request(false);
+  }
+
+  // Names the items of the next fetches: memory.stat's, and memory.events' too when asked.
+  void request(bool with_memory_events) {
+    req_.nr_memory_events = with_memory_events ? std::size(kMemoryEvents) : 0;
+    std::vector<u8> value(bss_->value_size);
+    std::memcpy(value.data(), &req_, sizeof(req_));
+    const u32 zero = 0;
+    must(sys_map_update_elem(bss_, &zero, value.data()), "write .bss");
+  }
+
+  // One fetch of every child of @fleet into @out; the host CPU time of the iterator run and of
+  // the map read in @iter_ns and @read_ns. Returns the cgroups the iterator visited.
+  long fetch(cgroup *fleet, std::vector<memcg_stats> *out, double *iter_ns, double *read_ns) {
+    const std::uint64_t t0 = thread_cpu_ns();
+    auto res = bpf_cgroup_iter_run(*prog_, fleet, CGROUP_ITER_CHILDREN);
+    if (!res.ok())
+      throw std::runtime_error("stat-fetch: iterator: " + std::string(res.status().message()));
+    const std::uint64_t t1 = thread_cpu_ns();
+    out->resize(static_cast<size_t>(n_));
+    for (u32 i = 0; i < static_cast<u32>(n_); i++)
+      must(sys_map_lookup_elem(stats_, &i, &(*out)[i]), "read stats");
+    *iter_ns = static_cast<double>(t1 - t0);
+    *read_ns = since(t1);
+    return static_cast<long>(res->visited);
+  }
+
+  const std::vector<int> &event_ids() const { return event_ids_; }
+
+ private:
+  std::string path_;
+  int n_;
+  std::unique_ptr<emu::BpfLoadedObject> lo_;
+  emu::BpfLoadedProg *prog_ = nullptr;
+  bpf_map *bss_ = nullptr, *stats_ = nullptr;
+  fetch_bss req_{};
+  std::vector<int> event_ids_;
+};
+
+// The text path: every memory.stat opened once, then per fetch re-read from offset 0 and
+// parsed. Task context.
+class TextPath {
+ public:
+  explicit TextPath(const Fleet &f) : fleet_(f), texts_(f.paths.size()), parsed_(f.paths.size()) {
+    for (const std::string &p : f.paths) {
+      kernfs_file *file = nullptr;
+      must(cgroupfs_open(p + "/memory.stat", 0, &file), "open " + p + "/memory.stat");
+      files_.push_back(file);
+    }
+  }
+  ~TextPath() {
+    for (kernfs_file *f : files_) cgroupfs_close(f);
+  }
+  TextPath(const TextPath &) = delete;
+  TextPath &operator=(const TextPath &) = delete;
+
+  // One fetch; the host CPU time of its phases: the gated flush memory.stat's show starts
+  // with, the reads (kernfs and the text formatting), the parse.
+  void fetch(double *flush_ns, double *read_ns, double *parse_ns) {
+    std::uint64_t t0 = thread_cpu_ns();
+    for (mem_cgroup *mg : fleet_.memcgs) mem_cgroup_flush_stats(mg);
+    *flush_ns = since(t0);
+    t0 = thread_cpu_ns();
+    for (size_t i = 0; i < files_.size(); i++) {
+      texts_[i].clear();
+      must(cgroupfs_read(files_[i], &texts_[i], 0, 16384), "read memory.stat");
+    }
+    *read_ns = since(t0);
+    t0 = thread_cpu_ns();
+    for (size_t i = 0; i < files_.size(); i++)
+      if (!parse_stat(texts_[i], &names_, &parsed_[i]))
+        throw std::runtime_error("stat-fetch: unexpected memory.stat text");
+    *parse_ns = since(t0);
+  }
+
+  const std::vector<std::string> &names() const { return names_; }
+  const Parsed &parsed(size_t i) const { return parsed_[i]; }
+
+ private:
+  const Fleet &fleet_;
+  std::vector<kernfs_file *> files_;
+  std::vector<std::string> texts_;
+  std::vector<std::string> names_;
+  std::vector<Parsed> parsed_;
+};
+
+struct Comparison {
+  long compared = 0, nonzero = 0, mismatches = 0;
+};
+
+// Every line of cgroup @i's memory.stat (and memory.events) that the kfuncs also gave, by name.
+void compare_one(const Fleet &f, size_t i, const TextPath &text, const memcg_stats &s,
+                 const std::vector<int> &event_ids, Comparison *c) {
+  if (s.cgroup_id != static_cast<u64>(f.memcgs[i]->css.cgroup->self.id)) {
+    c->mismatches++;
+    return;
+  }
+  std::map<std::string, u64> kf;
+  for (size_t k = 0; k < std::size(kItems); k++) kf[kItems[k].name] = s.items[k];
+  for (size_t k = 0; k < event_ids.size(); k++)
+    kf[vm_event_name(static_cast<vm_event_item>(event_ids[k]))] = s.events[k];
+  // The lines memory.stat sums from items.
+  kf["slab"] = kf["slab_reclaimable"] + kf["slab_unreclaimable"];
+  kf["pgscan"] =
+      kf["pgscan_kswapd"] + kf["pgscan_direct"] + kf["pgscan_khugepaged"] + kf["pgscan_proactive"];
+  kf["pgsteal"] = kf["pgsteal_kswapd"] + kf["pgsteal_direct"] + kf["pgsteal_khugepaged"] +
+                  kf["pgsteal_proactive"];
+  const Parsed &p = text.parsed(i);
+  for (size_t k = 0; k < text.names().size(); k++) {
+    auto it = kf.find(text.names()[k]);
+    if (it == kf.end()) continue;
+    c->compared++;
+    if (it->second != p.values[k]) c->mismatches++;
+    if (p.values[k]) c->nonzero++;
+  }
+  std::string ev;
+  must(cgroupfs_read_file(f.paths[i] + "/memory.events", &ev), "memory.events");
+  std::vector<std::string> ev_names;
+  Parsed evp;
+  if (!parse_stat(ev, &ev_names, &evp))
+    throw std::runtime_error("stat-fetch: unexpected memory.events text");
+  for (size_t k = 0; k < ev_names.size(); k++)
+    for (size_t e = 0; e < std::size(kMemoryEvents); e++)
+      if (ev_names[k] == kMemoryEvents[e].name) {
+        c->compared++;
+        if (s.memory_events[e] != evp.values[k]) c->mismatches++;
+      }
+}
+
 struct Timing {
   std::vector<double> text, flush, read, parse, kfunc, iter, copy;
 };
@@ -261,174 +420,69 @@ Metrics run(const RunOptions &ro) {
   emu::Machine m(mc);
   Timing t;
   TraceWriter *tw = ro.trace;
-  long compared = 0, mismatches = 0, nonzero = 0, visited = 0, events_compared = 0;
+  Comparison cmp;
+  long visited = 0;
   std::string error;
   bpf_memcontrol_init();
+  auto body = [&] {
+    memcg_boot_params bp;
+    must(mem_cgroup_boot(bp), "boot");
+    const int tid = current->pid;
+    if (tw) {
+      tw->begin_process("stat-fetch: " + std::to_string(n) + " cgroups");
+      tw->thread_name(tid, "reader");
+    }
+    Fleet fleet;
+    std::uint64_t v0 = m.now_ns();
+    build_fleet(&fleet, n);
+    if (tw) tw->complete(tid, "create and charge the fleet", "setup", v0, m.now_ns() - v0);
+    // Let the periodic flusher run (every FLUSH_TIME): the stats are then those of the
+    // charges above, as a reader sees them 2 s after, whatever the gated flush decides.
+    v0 = m.now_ns();
+    msleep(static_cast<unsigned int>(FLUSH_TIME + 100));
+    if (tw) tw->complete(tid, "wait for the periodic stats flush", "setup", v0, m.now_ns() - v0);
+    if (ro.progress) ro.progress("fleet of " + std::to_string(n) + " cgroups charged");
+
+    // Each path's setup, done once (the seed's programs too: the file opened once, the
+    // iterator's link set up once).
+    {
+      KfuncPath kfunc(obj_path, n);
+      TextPath text(fleet);
+      cgroup *fleet_cg = fleet.memcgs.front()->css.cgroup->parent;
+      std::vector<memcg_stats> fetched;
+      double flush, read, parse, iter, copy;
+      for (int r = 0; r < reps; r++) {
+        text.fetch(&flush, &read, &parse);
+        t.flush.push_back(flush);
+        t.read.push_back(read);
+        t.parse.push_back(parse);
+        t.text.push_back(flush + read + parse);
+        visited = kfunc.fetch(fleet_cg, &fetched, &iter, &copy);
+        t.iter.push_back(iter);
+        t.copy.push_back(copy);
+        t.kfunc.push_back(iter + copy);
+        // The fetches take no modelled machine time: instants, with their host CPU times.
+        if (tw) {
+          tw->instant(tid, "text fetch", "fetch", m.now_ns(),
+                      {{"host_cpu_ns", t.text.back()}, {"repetition", r}});
+          tw->instant(tid, "kfunc fetch", "fetch", m.now_ns(),
+                      {{"host_cpu_ns", t.kfunc.back()}, {"repetition", r}});
+        }
+      }
+      // Equivalence: one more fetch each way, memory.events included, then every line the
+      // kfuncs also give, by name.
+      kfunc.request(true);
+      if (kfunc.fetch(fleet_cg, &fetched, &iter, &copy) != visited) visited = -1;
+      text.fetch(&flush, &read, &parse);
+      for (size_t i = 0; i < fleet.memcgs.size(); i++)
+        compare_one(fleet, i, text, fetched[i], kfunc.event_ids(), &cmp);
+    }
+    teardown_fleet(&fleet);
+  };
   emu::RunResult rr = m.exec(
       [&] {
         try {
-          memcg_boot_params bp;
-          must(mem_cgroup_boot(bp), "boot");
-          const int tid = current->pid;
-          if (tw) {
-            tw->begin_process("stat-fetch: " + std::to_string(n) + " cgroups");
-            tw->thread_name(tid, "reader");
-          }
-          Fleet fleet;
-          std::uint64_t v0 = m.now_ns();
-          build_fleet(&fleet, n);
-          if (tw) tw->complete(tid, "create and charge the fleet", "setup", v0, m.now_ns() - v0);
-          // Let the periodic flusher run (every FLUSH_TIME): the stats are then those of the
-          // charges above, as a reader 2 s later sees them, whatever the gated flush decides.
-          v0 = m.now_ns();
-          msleep(static_cast<unsigned int>(FLUSH_TIME + 100));
-          if (tw) tw->complete(tid, "wait for the periodic stats flush", "setup", v0, m.now_ns() - v0);
-          if (ro.progress) ro.progress("fleet of " + std::to_string(n) + " cgroups charged");
-
-          // The kfunc path's setup, done once: load, name the items.
-          auto lo = emu::BpfLoadedObject::open(obj_path, emu::bpf_kernel_load_options());
-          if (!lo.ok())
-            throw std::runtime_error("stat-fetch: " + obj_path + ": " +
-                                     std::string(lo.status().message()));
-          emu::BpfLoadedProg *prog = (*lo)->find_program("fetch_stats");
-          bpf_map *bss = (*lo)->find_map(".bss");
-          bpf_map *stats = (*lo)->find_map("stats");
-          if (!prog || !bss || !stats || bss->value_size < sizeof(fetch_bss) ||
-              stats->value_size != sizeof(memcg_stats) ||
-              stats->max_entries != static_cast<u32>(kMaxCgroups) || n > kMaxCgroups)
-            throw std::runtime_error("stat-fetch: " + obj_path + " has another layout");
-          fetch_bss req{};
-          req.nr_items = std::size(kItems);
-          for (size_t i = 0; i < std::size(kItems); i++) req.item_ids[i] = kItems[i].idx;
-          // The vm events memory.stat prints: every memcg event but pgpgin/pgpgout (v1's).
-          std::vector<int> event_ids;
-          for (int e = 0; e < NR_VM_EVENT_ITEMS && event_ids.size() < kMaxEvents; e++)
-            if (memcg_vm_event_item_valid(e) && e != PGPGIN && e != PGPGOUT)
-              event_ids.push_back(e);
-          req.nr_events = static_cast<u32>(event_ids.size());
-          std::copy(event_ids.begin(), event_ids.end(), req.event_ids);
-          for (size_t i = 0; i < std::size(kMemoryEvents); i++)
-            req.memory_event_ids[i] = kMemoryEvents[i].idx;
-          // The timed fetches ask for memory.stat's items only (as the text path reads);
-          // memory.events is added for the equivalence pass after them.
-          auto write_request = [&](bool with_memory_events) {
-            req.nr_memory_events = with_memory_events ? std::size(kMemoryEvents) : 0;
-            std::vector<u8> bss_value(bss->value_size);
-            std::memcpy(bss_value.data(), &req, sizeof(req));
-            const u32 zero = 0;
-            must(sys_map_update_elem(bss, &zero, bss_value.data()), "write .bss");
-          };
-          write_request(false);
-          cgroup *fleet_cg = fleet.memcgs.front()->css.cgroup->parent;
-
-          // The text path's setup, done once: open every memory.stat.
-          std::vector<kernfs_file *> files(static_cast<size_t>(n));
-          for (int i = 0; i < n; i++)
-            must(cgroupfs_open(fleet.paths[i] + "/memory.stat", 0, &files[i]),
-                 "open " + fleet.paths[i] + "/memory.stat");
-
-          std::vector<std::string> names;
-          std::vector<Parsed> parsed(static_cast<size_t>(n));
-          std::vector<std::string> texts(static_cast<size_t>(n));
-          std::vector<memcg_stats> fetched(static_cast<size_t>(n));
-          for (int r = 0; r < reps; r++) {
-            // text: flush (gated, as memory.stat's show starts with), read, parse.
-            std::uint64_t t0 = thread_cpu_ns();
-            for (mem_cgroup *mg : fleet.memcgs) mem_cgroup_flush_stats(mg);
-            std::uint64_t t1 = thread_cpu_ns();
-            for (int i = 0; i < n; i++) {
-              texts[i].clear();
-              ssize_t got = cgroupfs_read(files[i], &texts[i], 0, 16384);
-              must(got, "read memory.stat");
-            }
-            std::uint64_t t2 = thread_cpu_ns();
-            for (int i = 0; i < n; i++)
-              if (!parse_stat(texts[i], &names, &parsed[i]))
-                throw std::runtime_error("stat-fetch: unexpected memory.stat text");
-            std::uint64_t t3 = thread_cpu_ns();
-            t.flush.push_back(static_cast<double>(t1 - t0));
-            t.read.push_back(static_cast<double>(t2 - t1));
-            t.parse.push_back(static_cast<double>(t3 - t2));
-            t.text.push_back(static_cast<double>(t3 - t0));
-
-            // kfuncs: run the iterator, read the results.
-            t0 = thread_cpu_ns();
-            auto res = bpf_cgroup_iter_run(*prog, fleet_cg, CGROUP_ITER_CHILDREN);
-            if (!res.ok())
-              throw std::runtime_error("stat-fetch: iterator: " +
-                                       std::string(res.status().message()));
-            t1 = thread_cpu_ns();
-            visited = static_cast<long>(res->visited);
-            for (u32 i = 0; i < static_cast<u32>(n); i++)
-              must(sys_map_lookup_elem(stats, &i, &fetched[i]), "read stats");
-            t2 = thread_cpu_ns();
-            t.iter.push_back(static_cast<double>(t1 - t0));
-            t.copy.push_back(static_cast<double>(t2 - t1));
-            t.kfunc.push_back(static_cast<double>(t2 - t0));
-            // The fetches take no modelled machine time: instants, with their host CPU times.
-            if (tw) {
-              tw->instant(tid, "text fetch", "fetch", m.now_ns(),
-                          {{"host_cpu_ns", t.text.back()}, {"repetition", r}});
-              tw->instant(tid, "kfunc fetch", "fetch", m.now_ns(),
-                          {{"host_cpu_ns", t.kfunc.back()}, {"repetition", r}});
-            }
-          }
-
-          // Equivalence: one more fetch each way, memory.events included, then every line
-          // the kfuncs also give, by name.
-          write_request(true);
-          {
-            auto res = bpf_cgroup_iter_run(*prog, fleet_cg, CGROUP_ITER_CHILDREN);
-            if (!res.ok())
-              throw std::runtime_error("stat-fetch: iterator: " +
-                                       std::string(res.status().message()));
-            if (static_cast<long>(res->visited) != visited) visited = -1;
-            for (u32 i = 0; i < static_cast<u32>(n); i++)
-              must(sys_map_lookup_elem(stats, &i, &fetched[i]), "read stats");
-            for (int i = 0; i < n; i++) {
-              texts[i].clear();
-              must(cgroupfs_read(files[i], &texts[i], 0, 16384), "read memory.stat");
-              if (!parse_stat(texts[i], &names, &parsed[i]))
-                throw std::runtime_error("stat-fetch: unexpected memory.stat text");
-            }
-          }
-          for (int i = 0; i < n; i++) {
-            const memcg_stats &s = fetched[i];
-            if (s.cgroup_id != static_cast<u64>(fleet.memcgs[i]->css.cgroup->self.id)) {
-              mismatches++;
-              continue;
-            }
-            std::map<std::string, u64> kf;
-            for (size_t k = 0; k < std::size(kItems); k++) kf[kItems[k].name] = s.items[k];
-            kf["slab"] = kf["slab_reclaimable"] + kf["slab_unreclaimable"];
-            for (size_t k = 0; k < event_ids.size(); k++)
-              kf[vm_event_name(static_cast<vm_event_item>(event_ids[k]))] = s.events[k];
-            kf["pgscan"] = kf["pgscan_kswapd"] + kf["pgscan_direct"] + kf["pgscan_khugepaged"] +
-                           kf["pgscan_proactive"];
-            kf["pgsteal"] = kf["pgsteal_kswapd"] + kf["pgsteal_direct"] +
-                            kf["pgsteal_khugepaged"] + kf["pgsteal_proactive"];
-            for (size_t k = 0; k < names.size(); k++) {
-              auto it = kf.find(names[k]);
-              if (it == kf.end()) continue;
-              compared++;
-              if (it->second != parsed[i].values[k]) mismatches++;
-              if (parsed[i].values[k]) nonzero++;
-            }
-            std::string ev;
-            must(cgroupfs_read_file(fleet.paths[i] + "/memory.events", &ev), "memory.events");
-            std::vector<std::string> ev_names;
-            Parsed evp;
-            if (!parse_stat(ev, &ev_names, &evp))
-              throw std::runtime_error("stat-fetch: unexpected memory.events text");
-            for (size_t k = 0; k < ev_names.size(); k++)
-              for (size_t e = 0; e < std::size(kMemoryEvents); e++)
-                if (ev_names[k] == kMemoryEvents[e].name) {
-                  events_compared++;
-                  if (s.memory_events[e] != evp.values[k]) mismatches++;
-                }
-          }
-          for (kernfs_file *fl : files) cgroupfs_close(fl);
-          teardown_fleet(&fleet);
+          body();
         } catch (const std::exception &e) {
           error = e.what();
         }
@@ -441,9 +495,9 @@ Metrics run(const RunOptions &ro) {
   auto &c = out["fleet"];
   c["cgroups"] = n;
   c["cgroups_visited"] = static_cast<double>(visited);
-  c["items_compared"] = static_cast<double>(compared + events_compared);
-  c["items_nonzero"] = static_cast<double>(nonzero);
-  c["mismatches"] = static_cast<double>(mismatches);
+  c["items_compared"] = static_cast<double>(cmp.compared);
+  c["items_nonzero"] = static_cast<double>(cmp.nonzero);
+  c["mismatches"] = static_cast<double>(cmp.mismatches);
   out["text"]["fetch_host_ns"] = median_of(t.text);
   out["text"]["flush_host_ns"] = median_of(t.flush);
   out["text"]["read_format_host_ns"] = median_of(t.read);
@@ -498,7 +552,8 @@ Report report(const Summary &s) {
     const double v = med(s, "text", ph.metric);
     p.rows.push_back({ph.name, ms(v), fmt(text > 0 ? v / text * 100 : 0, 1) + "%"});
   }
-  const double iter = med(s, "kfunc", "iterator_host_ns"), copy = med(s, "kfunc", "map_read_host_ns");
+  const double iter = med(s, "kfunc", "iterator_host_ns");
+  const double copy = med(s, "kfunc", "map_read_host_ns");
   p.rows.push_back({"kfuncs: iterator run (flush + kfunc reads)", ms(iter),
                     fmt(kfunc > 0 ? iter / kfunc * 100 : 0, 1) + "% of kfuncs"});
   p.rows.push_back({"kfuncs: user reads the map", ms(copy),

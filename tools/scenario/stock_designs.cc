@@ -328,8 +328,8 @@ Metrics::mapped_type simulated_run(const Config &c, const RunOptions &ro, unsign
     for (unsigned k = 0; k < nr_cgroups; k++) {
       names.push_back(nr_cgroups == 1 ? std::string("bench") : "bench" + std::to_string(k));
       const unsigned long ws_pages = pages * ((nr_workers - k + nr_cgroups - 1) / nr_cgroups);
-      all.push_back(setup_cgroup(
-          c.v1, names.back(), ws_pages + std::max<unsigned long>(ws_pages / 8, 2 * MEMCG_CHARGE_BATCH)));
+      const unsigned long room = std::max<unsigned long>(ws_pages / 8, 2 * MEMCG_CHARGE_BATCH);
+      all.push_back(setup_cgroup(c.v1, names.back(), ws_pages + room));
     }
     cgs = all;
     std::vector<Process *> ws;
@@ -507,7 +507,8 @@ Report report(const Summary &s) {
                      "times include the whole kernel fault path (page allocation, zeroing), "
                      "the emulator's only the modelled memcg, LRU and RSS work.");
   t1.notes.push_back("Host kernel anon fault + MADV_DONTNEED, same loop in 4 threads: " +
-                     ns_cell(s, "host-kernel", "kernel_") + " ns/page; emulated (slower of the base "
+                     ns_cell(s, "host-kernel", "kernel_") +
+                     " ns/page; emulated (slower of the base "
                      "rows) / host = " + fmt(host > 0 ? ours / host : 0, 2) +
                      "x (target S12: <= 0.2x: " +
                      (host > 0 && ours <= 0.2 * host ? "met" : "NOT met") + ").");
@@ -525,7 +526,8 @@ Report report(const Summary &s) {
     bool many;
   };
   std::vector<Row> t2rows;
-  for (const Config &c : kConfigs) t2rows.push_back({c, c.variant, c.v1 ? "cgroup v1" : "cgroup v2", false});
+  for (const Config &c : kConfigs)
+    t2rows.push_back({c, c.variant, c.v1 ? "cgroup v1" : "cgroup v2", false});
   for (const Config &c : kConfigs)
     if (c.v1)
       t2rows.push_back({c, std::string(c.variant) + "-" + std::to_string(kManyCgroups) + "cg",
@@ -533,7 +535,8 @@ Report report(const Summary &s) {
   for (const Row &row : t2rows) {
     const Config &c = row.c;
     const std::string &v = row.variant;
-    const double mem = med(s, v, "max_overcharge_pages"), bound = med(s, v, "overcharge_bound_pages");
+    const double mem = med(s, v, "max_overcharge_pages");
+    const double bound = med(s, v, "overcharge_bound_pages");
     const double memsw = med(s, v, "max_memsw_overcharge_pages");
     const double not_min = med(s, v, "usage_not_min_samples");
     const double above = med(s, v, "usage_above_memsw_samples");
