@@ -247,9 +247,8 @@ int usage_error(std::ostream &err, const std::string &msg) {
   return kExitUsage;
 }
 
-int cmd_run(const std::vector<Scenario> &registry, const std::vector<std::string> &args,
-            std::ostream &out, std::ostream &err) {
-  Options o;
+// The options of `run`; false with *error on a bad one.
+bool parse_run_options(const std::vector<std::string> &args, Options *o, std::string *error) {
   bool have_name = false;
   for (size_t i = 0; i < args.size(); i++) {
     std::string a = args[i], value;
@@ -259,42 +258,102 @@ int cmd_run(const std::vector<Scenario> &registry, const std::vector<std::string
     if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
-      if (a == "--quick") return usage_error(err, "--quick takes no value");
+      if (a == "--quick") return *error = "--quick takes no value", false;
     } else if (takes_value) {
-      if (i + 1 >= args.size()) return usage_error(err, a + " needs a value");
+      if (i + 1 >= args.size()) return *error = a + " needs a value", false;
       value = args[++i];
     }
     std::uint64_t v = 0;
     if (a == "--seed") {
-      if (!parse_number(value, 0, UINT64_MAX, &v))
-        return usage_error(err, "--seed: not a number: '" + value + "'");
-      o.seed = v;
+      if (!parse_number(value, 0, UINT64_MAX - kMaxSeeds, &v))
+        return *error = "--seed: not a number (or too large): '" + value + "'", false;
+      o->seed = v;
     } else if (a == "--seeds") {
       if (!parse_number(value, 1, kMaxSeeds, &v))
-        return usage_error(err, "--seeds: want 1.." + std::to_string(kMaxSeeds) + ", got '" +
-                                    value + "'");
-      o.seeds = static_cast<int>(v);
+        return *error = "--seeds: want 1.." + std::to_string(kMaxSeeds) + ", got '" + value +
+                        "'",
+               false;
+      o->seeds = static_cast<int>(v);
     } else if (a == "--jobs") {
       if (!parse_number(value, 1, kMaxJobs, &v))
-        return usage_error(err, "--jobs: want 1.." + std::to_string(kMaxJobs) + ", got '" +
-                                    value + "'");
-      o.jobs = static_cast<int>(v);
+        return *error = "--jobs: want 1.." + std::to_string(kMaxJobs) + ", got '" + value + "'",
+               false;
+      o->jobs = static_cast<int>(v);
     } else if (a == "--json" || a == "--trace" || a == "--plot") {
-      if (value.empty()) return usage_error(err, a + ": empty file name");
-      (a == "--json" ? o.json : a == "--trace" ? o.trace : o.plot) = value;
+      if (value.empty()) return *error = a + ": empty file name", false;
+      (a == "--json" ? o->json : a == "--trace" ? o->trace : o->plot) = value;
     } else if (a == "--quick") {
-      o.quick = true;
+      o->quick = true;
     } else if (a.rfind("-", 0) == 0) {
-      return usage_error(err, "unknown option '" + a + "'");
+      return *error = "unknown option '" + a + "'", false;
     } else if (!have_name) {
-      o.name = a;
+      o->name = a;
       have_name = true;
     } else {
-      return usage_error(err, "one scenario name (or all), got '" + a + "' too");
+      return *error = "one scenario name (or all), got '" + a + "' too", false;
     }
   }
   if (!have_name)
-    return usage_error(err, "run: which scenario? (a name from `umemcg scenario list`, or all)");
+    return *error = "run: which scenario? (a name from `umemcg scenario list`, or all)", false;
+  return true;
+}
+
+// Runs every seed of @s, prints its Markdown and adds the first seed's trace to @trace. Returns
+// the result, or nothing when a seed's run or the report failed (said on @err).
+std::optional<ScenarioResult> run_scenario(const Scenario &s, const Options &o,
+                                           TraceWriter *trace, std::ostream &out,
+                                           std::ostream &err) {
+  const int k = o.seeds ? o.seeds : std::max(1, s.default_seeds);
+  std::vector<std::uint64_t> seeds;
+  for (int i = 0; i < k; i++) seeds.push_back(o.seed + static_cast<std::uint64_t>(i));
+  Progress progress(s.name);
+  const bool traced = !o.trace.empty();
+  std::vector<SeedRun> runs;
+  if (o.jobs > 1) {
+    runs = run_forked(s, seeds, o.quick, traced, o.jobs, &progress, out);
+  } else {
+    for (size_t i = 0; i < seeds.size(); i++) {
+      progress.line("seed " + std::to_string(i + 1) + "/" + std::to_string(seeds.size()) +
+                    " ...");
+      runs.push_back(run_here(s, seeds[i], o.quick, traced && i == 0, &progress));
+    }
+  }
+  std::vector<Metrics> per_seed;
+  bool failed = false;
+  for (size_t i = 0; i < runs.size(); i++) {
+    if (!runs[i].metrics) {
+      err << "umemcg scenario: " << s.name << " seed " << seeds[i] << " failed: " << runs[i].error
+          << "\n";
+      failed = true;
+      continue;
+    }
+    per_seed.push_back(std::move(*runs[i].metrics));
+    if (!runs[i].trace.is_null() && !trace->merge_json(runs[i].trace))
+      err << "umemcg scenario: " << s.name << ": the trace of seed " << seeds[i]
+          << " is malformed; left out\n";
+  }
+  if (failed) return std::nullopt;
+  ScenarioResult r;
+  r.scenario = &s;
+  r.seeds = seeds;
+  r.quick = o.quick;
+  r.summary = summarize(per_seed);
+  try {
+    r.report = s.report(r.summary);
+  } catch (const std::exception &e) {
+    err << "umemcg scenario: " << s.name << ": report failed: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  out << render_markdown(r);
+  out.flush();
+  return r;
+}
+
+int cmd_run(const std::vector<Scenario> &registry, const std::vector<std::string> &args,
+            std::ostream &out, std::ostream &err) {
+  Options o;
+  std::string error;
+  if (!parse_run_options(args, &o, &error)) return usage_error(err, error);
   std::vector<const Scenario *> chosen;
   for (const Scenario &s : registry)
     if (o.name == "all" || s.name == o.name) chosen.push_back(&s);
@@ -304,8 +363,6 @@ int cmd_run(const std::vector<Scenario> &registry, const std::vector<std::string
     err << " (or all)\n";
     return kExitUsage;
   }
-  if (o.seed > UINT64_MAX - static_cast<std::uint64_t>(kMaxSeeds))
-    return usage_error(err, "--seed: too large for the seeds that follow it");
   for (const std::string *path : {&o.json, &o.trace, &o.plot}) {
     std::string why;
     if (!path->empty() && !writable(*path, &why)) {
@@ -318,56 +375,14 @@ int cmd_run(const std::vector<Scenario> &registry, const std::vector<std::string
   TraceWriter trace;
   int status = kExitOk;
   for (const Scenario *s : chosen) {
-    const int k = o.seeds ? o.seeds : std::max(1, s->default_seeds);
-    std::vector<std::uint64_t> seeds;
-    for (int i = 0; i < k; i++) seeds.push_back(o.seed + static_cast<std::uint64_t>(i));
-    Progress progress(s->name);
-    const bool traced = !o.trace.empty();
-    std::vector<SeedRun> runs;
-    if (o.jobs > 1) {
-      runs = run_forked(*s, seeds, o.quick, traced, o.jobs, &progress, out);
-    } else {
-      for (size_t i = 0; i < seeds.size(); i++) {
-        progress.line("seed " + std::to_string(i + 1) + "/" + std::to_string(seeds.size()) +
-                      " ...");
-        runs.push_back(run_here(*s, seeds[i], o.quick, traced && i == 0, &progress));
-      }
-    }
-    std::vector<Metrics> per_seed;
-    bool failed = false;
-    for (size_t i = 0; i < runs.size(); i++) {
-      if (!runs[i].metrics) {
-        err << "umemcg scenario: " << s->name << " seed " << seeds[i]
-            << " failed: " << runs[i].error << "\n";
-        failed = true;
-        continue;
-      }
-      per_seed.push_back(std::move(*runs[i].metrics));
-      if (!runs[i].trace.is_null() && !trace.merge_json(runs[i].trace))
-        err << "umemcg scenario: " << s->name << ": the trace of seed " << seeds[i]
-            << " is malformed; left out\n";
-    }
-    if (failed) {
+    std::optional<ScenarioResult> r = run_scenario(*s, o, &trace, out, err);
+    if (!r) {
       status = kExitFailed;
       continue;
     }
-    ScenarioResult r;
-    r.scenario = s;
-    r.seeds = seeds;
-    r.quick = o.quick;
-    r.summary = summarize(per_seed);
-    try {
-      r.report = s->report(r.summary);
-    } catch (const std::exception &e) {
-      err << "umemcg scenario: " << s->name << ": report failed: " << e.what() << "\n";
-      status = kExitFailed;
-      continue;
-    }
-    out << render_markdown(r);
-    out.flush();
-    for (const Verdict &v : r.report.verdicts)
+    for (const Verdict &v : r->report.verdicts)
       if (!v.met) status = kExitFailed;
-    results.push_back(std::move(r));
+    results.push_back(std::move(*r));
   }
   if (!o.json.empty() && !write_file(o.json, render_json(results).dump(2) + "\n", err))
     status = kExitUsage;
