@@ -264,13 +264,48 @@ StockView stocked(mem_cgroup *memcg) NO_THREAD_SAFETY_ANALYSIS {
   return v;
 }
 
+// What the samples of one simulated run saw: the largest stock held for one cgroup and, on v1,
+// the memory/memsw drift and what usage_in_bytes reported.
 struct Overcharge {
   long max_memory = 0, max_memsw = 0;
-  long max_drift = 0;          // max |memory usage - memsw usage| (v1)
-  long not_min_samples = 0;    // samples where usage_in_bytes was not min(memory, memsw) (v1)
+  long max_drift = 0;            // max |memory usage - memsw usage| (v1)
+  long not_min_samples = 0;      // samples where usage_in_bytes was not min(memory, memsw) (v1)
   long above_memsw_samples = 0;  // samples where usage_in_bytes > memsw usage (v1)
   long samples = 0;
+
+  // One sample of @cgs (between steps of the run); returns the pages stocked for all of them.
+  long sample(const std::vector<mem_cgroup *> &cgs, bool v1) {
+    samples++;
+    long total = 0;
+    for (mem_cgroup *memcg : cgs) {
+      const StockView s = stocked(memcg);
+      total += s.memory;
+      max_memory = std::max(max_memory, s.memory);
+      max_memsw = std::max(max_memsw, s.memsw);
+      if (!v1) continue;
+      const long mem = static_cast<long>(page_counter_read(&memcg->memory));
+      const long memsw = static_cast<long>(page_counter_read(&memcg->memsw));
+      max_drift = std::max(max_drift, std::labs(mem - memsw));
+      const long reported = static_cast<long>(mem_cgroup_usage(memcg, false));
+      if (reported != std::min(mem, memsw)) not_min_samples++;
+      if (reported > memsw) above_memsw_samples++;
+    }
+    return total;
+  }
 };
+
+// The bench cgroup becomes a parent (a workload manager nests a child under it): the series
+// drains a v2 parent's stock at once and keeps parents from stocking; the 6.19 stock keeps what
+// it holds. The pages stocked for @bench before and after, once the memcg workqueue is idle.
+void become_parent(bool v1, mem_cgroup *bench, long *before, long *after) {
+  *before = stocked(bench).memory;
+  if (!v1)
+    must(static_cast<int>(cgroupfs_write_file("bench/cgroup.subtree_control", "+memory")),
+         "bench/cgroup.subtree_control");
+  must(cgroupfs_mkdir("bench/child"), "mkdir bench/child");
+  flush_workqueue(memcg_wq);
+  *after = stocked(bench).memory;
+}
 
 // One simulated run: @nr_workers workers (worker w on vCPU w % 4) in @nr_cgroups cgroups
 // (worker w in cgroup w % nr_cgroups), sampled at every fault.
@@ -291,21 +326,7 @@ Metrics::mapped_type simulated_run(const Config &c, const RunOptions &ro, unsign
   long last_traced = -1;
   auto sample = [&] {
     if (cgs.empty()) return;
-    oc.samples++;
-    long total = 0;
-    for (mem_cgroup *memcg : cgs) {
-      const StockView s = stocked(memcg);
-      total += s.memory;
-      oc.max_memory = std::max(oc.max_memory, s.memory);
-      oc.max_memsw = std::max(oc.max_memsw, s.memsw);
-      if (!c.v1) continue;
-      const long mem = static_cast<long>(page_counter_read(&memcg->memory));
-      const long memsw = static_cast<long>(page_counter_read(&memcg->memsw));
-      oc.max_drift = std::max(oc.max_drift, std::labs(mem - memsw));
-      const long reported = static_cast<long>(mem_cgroup_usage(memcg, false));
-      if (reported != std::min(mem, memsw)) oc.not_min_samples++;
-      if (reported > memsw) oc.above_memsw_samples++;
-    }
+    const long total = oc.sample(cgs, c.v1);
     if (tw && total != last_traced) {
       tw->counter("stocked pages (memory)", m.now_ns(), static_cast<double>(total));
       last_traced = total;
@@ -365,16 +386,7 @@ Metrics::mapped_type simulated_run(const Config &c, const RunOptions &ro, unsign
       if (process_wait(p) != 0) failed = true;
     cgs.clear();
     if (nr_cgroups != 1) return;
-    // The cgroup becomes a parent (a workload manager nests a child under it): the
-    // series drains a v2 parent's stock at once and keeps parents from stocking; the 6.19
-    // stock keeps what it holds.
-    held_before_child = stocked(all.front()).memory;
-    if (!c.v1)
-      must(static_cast<int>(cgroupfs_write_file("bench/cgroup.subtree_control", "+memory")),
-           "bench/cgroup.subtree_control");
-    must(cgroupfs_mkdir("bench/child"), "mkdir bench/child");
-    flush_workqueue(memcg_wq);
-    held_after_child = stocked(all.front()).memory;
+    become_parent(c.v1, all.front(), &held_before_child, &held_after_child);
   };
   emu::RunResult rr = m.exec(
       [&] {
