@@ -12,6 +12,8 @@
 #endif
 #include "tools/cmd_bpf.h"
 #include "tools/fuzz/fuzz.h"
+#include "tools/scenario/scenario.h"
+#include "tools/scenario/scenario_main.h"
 #include "tools/sh/machine_os.h"
 #include "tools/sh/sh_options.h"
 
@@ -76,10 +78,19 @@ int cmd_fuzz(std::span<char *const> args) {
   return fuzz::fuzz_main(std::vector<std::string>(args.begin(), args.end()));
 }
 
+// umemcg scenario list|run ...: the seed experiments with their tables (docs/scenarios.md).
+int cmd_scenario(std::span<char *const> args) {
+  return scenario::scenario_command(scenario::scenarios(),
+                                    std::vector<std::string>(args.begin(), args.end()), std::cout,
+                                    std::cerr);
+}
+
 const Command kTopLevel[] = {
     {"bpf", "<verb> ...", "BPF objects: verify, disasm, run, dump", cmd_bpf, nullptr},
     {"sh", "[OPTIONS] [SCRIPT]", "the cgroup shell on an emulated machine", cmd_sh,
      sh::sh_usage()},
+    {"scenario", "<verb> ...", "the seed experiments: list, run NAME|all", cmd_scenario,
+     nullptr},
     {"fuzz", "OBJ.bpf.o [OPTIONS]", "fuzz a policy object: generated cases, minimized findings",
      cmd_fuzz, fuzz::fuzz_usage()},
 };

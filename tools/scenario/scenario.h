@@ -78,6 +78,9 @@ struct Scenario {
   int default_seeds = 1;
   std::function<Metrics(const RunOptions &)> run;
   std::function<Report(const Summary &)> report;
+  // The metrics --plot draws (one panel each, a bar per variant that has it); empty: every
+  // metric of the summary.
+  std::vector<std::string> plot_metrics;
 };
 
 // Every scenario, in the order `umemcg scenario run all` runs them.

@@ -31,6 +31,10 @@ class TraceWriter {
   // A counter sample of the current process.
   void counter(const std::string &name, std::uint64_t ts_ns, double value);
 
+  // Appends the events of another trace document (to_json() of a writer, e.g. from a seed's
+  // child process) as processes after the ones already here. False when @trace has another shape.
+  bool merge_json(const nlohmann::json &trace);
+
   size_t size() const { return events_.size(); }
   // {"traceEvents": [...], "displayTimeUnit": "ns"}
   nlohmann::json to_json() const;
