@@ -157,7 +157,7 @@ void lock_acquired(LockWatch *w, const void *sem, bool write) {
   h.got = emu::Machine::get()->now_ns();
   if (!h.asked) h.asked = h.got;
   h.write = write;
-  if (w->trace && h.got > h.asked) {
+  if (w->trace && h.got - h.asked >= kMs) {
     w->name_thread(current);
     w->trace->complete(current->pid, std::string("wait ") + w->lock_name(sem) +
                                          (write ? " (write)" : " (read)"),
@@ -196,7 +196,9 @@ void on_unlock(void *data, const std::uint64_t *args, unsigned int, std::uint64_
     std::uint64_t &mx = sem == w->rwsem ? w->worker_rwsem_max : w->worker_supers_max;
     mx = std::max(mx, hold);
   }
-  if (w->trace && (hold >= kMs || is_worker(current))) {
+  // Traced: holds of a millisecond or more (the worker's, the churner's write holds behind
+  // it), so that a 10 s run stays a trace Perfetto opens at once.
+  if (w->trace && hold >= kMs) {
     w->name_thread(current);
     w->trace->complete(current->pid, std::string("hold ") + w->lock_name(sem) +
                                          (it->second.write ? " (write)" : " (read)"),
@@ -817,7 +819,7 @@ Metrics run(const RunOptions &o) {
   if (o.quick) p.duration_ns = 3 * kSec;
   Metrics m;
   for (const VariantDesc &d : kVariants) {
-    if (o.progress) o.progress(std::string("kernfs-notify: ") + d.name);
+    if (o.progress) o.progress(std::string("variant ") + d.name);
     if (o.trace) o.trace->begin_process(std::string("kernfs-notify ") + d.name);
     VariantRun var(p, d.v, o);
     m[d.name] = var.run();
