@@ -6,17 +6,26 @@
 #include "mm/oom_kill.h"
 
 #include <climits>
+#include <cstdint>
 
 #include "mm/mm_types.h"
 #include "mm/process.h"
 #include "mm/vmscan.h"
 #include "shim/atomic.h"
+#include "shim/machine.h"
 #include "shim/rcupdate.h"
 #include "shim/sched.h"
 
 namespace umemcg {
 
 namespace {
+
+// Modelled cost (machine time) of one victim selection: the oom_lock round trip and the walk of
+// the memcg's tasks, plus each task's badness. Simulated mode only (emu::consume_time). Without
+// it a loop that retries the killer while a victim exits (memory.max's write, a charge) would
+// spin in zero machine time, and the timers the victim's exit waits for would never fire.
+constexpr std::uint64_t kOomSelectNs = 2000;
+constexpr std::uint64_t kOomTaskNs = 100;
 
 // mem_cgroup_get_max(): memory.max (+ the swap it may use when swappiness allows).
 unsigned long mem_cgroup_get_max(mem_cgroup *memcg) {
@@ -93,7 +102,9 @@ bool mem_cgroup_oom_kill(mem_cgroup *memcg, gfp_t, int) {
 
   emu::Process *chosen = nullptr;
   long chosen_points = LONG_MIN;
+  std::uint64_t scanned = 0;
   int aborted = emu::scan_processes(memcg, [&](emu::Process *p) -> int {
+    scanned++;
     if (emu::process_is_oom_victim(p)) {
       // A kill is in flight: wait for it unless its memory is already gone.
       return test_bit(MMF_OOM_SKIP, &emu::process_mm(p)->flags) ? 0 : 1;
@@ -107,6 +118,7 @@ bool mem_cgroup_oom_kill(mem_cgroup *memcg, gfp_t, int) {
     chosen_points = points;
     return 0;
   });
+  emu::consume_time(kOomSelectNs + scanned * kOomTaskNs);
   if (aborted) {
     if (chosen) emu::process_unpin(chosen);
     return true;

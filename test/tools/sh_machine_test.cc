@@ -89,6 +89,28 @@ TEST_CASE("umemcg sh: a limit hit ends in an OOM kill; memory.events counts it",
   CHECK(r.out.find("rmdir 0\n") != std::string::npos);
 }
 
+// Found by umemcg fuzz: a memory.max write below what a process holds OOM-kills it and
+// returns. In simulated mode the write's retry loop must let machine time pass while the victim
+// exits (its exit waits for timers), or it spins at one instant for ever.
+TEST_CASE("umemcg sh: memory.max written below an anonymous hold kills the holder and returns",
+          "[sh][machine]") {
+  Run r = sh(
+      "echo +memory > cgroup.subtree_control\n"
+      "mkdir b\n"
+      "spawn b anon 30M --hold; P=$!\n"
+      "sleep 0.8\n"
+      "echo 5M > b/memory.max\n"
+      "echo written $?\n"
+      "wait $P\n"
+      "echo waited $?\n"
+      "cat b/memory.events\n",
+      "--seed 1");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("written 0\nwaited 137\n") == 0);
+  CHECK(r.out.find("oom_kill 1\n") != std::string::npos);
+}
+
 TEST_CASE("umemcg sh: memory.peak resets per descriptor", "[sh][machine]") {
   Run r = sh(
       "echo +memory > cgroup.subtree_control\n"
