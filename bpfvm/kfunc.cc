@@ -74,7 +74,8 @@ std::string arg_string(const KfuncArg &a)
 	switch (a.kind) {
 	case KfuncArgKind::kVoid: return "void";
 	case KfuncArgKind::kScalar:
-		return absl::StrFormat("%c%u", a.is_signed ? 's' : 'u', a.size * 8);
+		return absl::StrFormat("%c%u%s", a.is_signed ? 's' : 'u', a.size * 8,
+				       a.constant ? " __k" : "");
 	case KfuncArgKind::kPtrToStruct:
 		return absl::StrFormat("struct %s *%s", a.struct_name, a.nullable ? "__nullable" : "");
 	case KfuncArgKind::kPtrToMem: return absl::StrFormat("void *mem (size: arg %d)", a.size_arg);
@@ -83,6 +84,7 @@ std::string arg_string(const KfuncArg &a)
 	case KfuncArgKind::kPtrToMap: return "void *map";
 	case KfuncArgKind::kPtrToMapValue: return "void *map_value";
 	case KfuncArgKind::kCallback: return "callback";
+	case KfuncArgKind::kIgnored: return "void *__ign";
 	}
 	return "?";
 }
@@ -92,6 +94,13 @@ KfuncArg KfuncArg::wq() { return ptr_kind(KfuncArgKind::kPtrToWq); }
 KfuncArg KfuncArg::map() { return ptr_kind(KfuncArgKind::kPtrToMap); }
 KfuncArg KfuncArg::map_value() { return ptr_kind(KfuncArgKind::kPtrToMapValue); }
 KfuncArg KfuncArg::callback() { return ptr_kind(KfuncArgKind::kCallback); }
+KfuncArg KfuncArg::ignored() { return ptr_kind(KfuncArgKind::kIgnored); }
+KfuncArg KfuncArg::constant_scalar(u32 size)
+{
+	KfuncArg a = scalar(size);
+	a.constant = true;
+	return a;
+}
 
 bool KfuncDesc::allowed_for(bpf_prog_type type) const
 {

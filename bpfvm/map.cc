@@ -37,6 +37,10 @@ bpf_map::bpf_map(const BpfMapAttr &attr)
 
 bpf_map::~bpf_map() = default;
 
+const void *bpf_map::map_key_of_value(void *, u32 *) { return nullptr; }
+
+void bpf_map::map_for_each_value(void (*)(bpf_map *, void *)) {}
+
 int bpf_map::map_direct_value_addr(u64 *, u32) const { return -EINVAL; }
 
 void bpf_map::static_regions(std::vector<BpfMapRegion> *) {}

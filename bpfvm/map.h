@@ -22,7 +22,9 @@
 //          map_update_elem, map_delete_elem, map_get_next_key, map_freeze) (Linux 6.19)
 // Emulation:
 //  - maps are C++ objects owned by their creator (no file descriptors, no refcounts).
-//  - the only special field of a value is struct bpf_spin_lock (no kptrs, timers, wq, graph).
+//  - the special fields of a value are struct bpf_spin_lock and struct bpf_wq (no kptrs, timers,
+//    graph). A bpf_wq is cancelled and freed when its element is updated (array), replaced or
+//    deleted (hash), and when the map is released (bpfvm/bpf_async.h).
 //  - errors at creation are absl statuses whose message ends with the kernel errno name
 //    ("... (-EINVAL)"); bpf_status_errno() turns one back into the number.
 #pragma once
@@ -33,6 +35,7 @@
 
 #include <linux/bpf.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +100,19 @@ struct bpf_map {
   // Checked interpreter: memory a program may reach without a helper returning it (the value
   // area of array maps); appended to out.
   virtual void static_regions(std::vector<BpfMapRegion> *out);
+
+  // --- async objects (bpf_wq) in values: bpfvm/bpf_async.h ----------------------------------
+  // The key of the element whose value is at `value` (a pointer map_lookup_elem() returned), as
+  // async callbacks receive it: array maps store the index in *idx and return idx, hash maps
+  // return the element's key. nullptr for the other map types.
+  virtual const void *map_key_of_value(void *value, u32 *idx);
+  // Calls fn on every element's value (this vCPU's copy for per-CPU maps), each under the lock
+  // its writers take; fn must not sleep. For releasing the map's async objects.
+  virtual void map_for_each_value(void (*fn)(bpf_map *map, void *value));
+  // Async object states allocated for this map's values and not yet freed; set once the map
+  // was released (bpf_wq_init() then fails with -EPERM, as for a map without user references).
+  std::atomic<long> async_live{0};
+  std::atomic<bool> async_released{false};
 
   // Size of one value as user space sees it (per-CPU: round_up(value_size, 8) * nr_cpu_ids).
   u32 sys_value_size() const;

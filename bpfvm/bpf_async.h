@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// bpfvm/bpf_async.h: async objects in map values: struct bpf_wq (the bpf_wq_init,
+// bpf_wq_set_callback_impl and bpf_wq_start kfuncs), and their cancellation when the element or
+// the map goes away.
+//
+// A struct bpf_wq is 16 opaque bytes of a map value (array, hash, LRU hash). bpf_wq_init()
+// allocates its state (a work item on the system workqueue and the callback slot) and stores a
+// pointer to it in the first 8 bytes; the next 8 hold the lock word that serialises init,
+// set_callback, start and free. bpf_wq_set_callback_impl() names one of the running program's
+// BPF_PSEUDO_FUNC callbacks; bpf_wq_start() queues the work item, which calls the callback
+// (r1 = map, r2 = key, r3 = value) on a worker, sleepable: under the RCU-tasks-trace read side
+// with migration disabled, so it may call sleepable kfuncs such as bpf_proactive_reclaim.
+//
+// Freeing (bpf_obj_free_fields, kernel: bpf_wq_cancel_and_free): updating an array element,
+// replacing or deleting a hash element detaches the state from the value (later starts fail
+// with -EINVAL), drops the callback, and queues the state's delete work, which cancels a
+// pending execution, waits for a running one and frees the state. Releasing a map
+// (bpf_map_release_async: the kernel's map_release_uref) does the same for every value and
+// waits until every state of the map is freed.
+//
+// Mirrors: kernel/bpf/helpers.c (struct bpf_async_kern, struct bpf_async_cb, struct bpf_work,
+//          __bpf_async_init, __bpf_async_set_callback, bpf_wq_work, bpf_wq_delete_work,
+//          __bpf_async_cancel_and_free, bpf_wq_cancel_and_free, bpf_wq_init, bpf_wq_start,
+//          bpf_wq_set_callback_impl), kernel/bpf/syscall.c (bpf_obj_free_fields,
+//          bpf_obj_free_workqueue), kernel/bpf/arraymap.c (array_map_free_timers_wq),
+//          kernel/bpf/hashtab.c (htab_free_malloced_timers_and_wq) (Linux 6.19)
+// Emulation:
+//  - the state keeps a pointer to the program (not a reference): a program lives as long as its
+//    object, and the object releases its maps (cancelling every callback) before freeing its
+//    programs. Maps have no user-space reference count, so the kernel's -EPERM for a map
+//    without one never happens.
+//  - bpf_wq_start() queues the work under the lock word, so that no start can queue the work
+//    item of a state being freed (the kernel reads the state without the lock and frees it
+//    after an RCU grace period).
+//  - bpf_wq_init() returns -EINVAL for a map without a bpf_wq in its value (the kernel trusts
+//    the verifier, which accepts such a map pointer).
+//  - bpf_wq_set_callback is also accepted: the name of the kfunc with the program argument
+//    implicit (7.0 window; libbpf's bpf_experimental.h calls it when the kernel has it).
+//  - a checked (unverified) program's callback that faults is reported by a WARN.
+//  - bpf_map_release_async() sleeps until the map's states are freed: it must run on a machine
+//    task when any was initialised.
+#pragma once
+
+#include "shim/thread_annotations.h"  // before abseil, see bpfvm/map.h
+
+#include <vector>
+
+#include "bpfvm/kfunc.h"
+#include "shim/types.h"
+
+namespace umemcg {
+
+struct bpf_map;
+
+/**
+ * bpf_obj_free_fields - cancel and free the async objects of one map value
+ * @map: the map the value belongs to
+ * @value: the value, unlinked from the map or about to be overwritten
+ *
+ * Does not sleep: the state is freed by a work item. Called by the maps themselves.
+ */
+void bpf_obj_free_fields(bpf_map *map, void *value);
+
+/**
+ * bpf_map_release_async - cancel every async object of a map and wait for them to be freed
+ * @map: the map, whose values are still in place
+ *
+ * After it returns no callback of the map runs or will run. Sleeps while a callback runs; must
+ * be called on a machine task if the map ever had an async object. Idempotent.
+ */
+void bpf_map_release_async(bpf_map *map);
+
+namespace emu {
+
+/**
+ * bpf_wq_init - allocate the state of a struct bpf_wq
+ * @wq: the struct bpf_wq inside a value of @map
+ * @map: the map
+ * @flags: must be 0
+ *
+ * Return: 0, -EINVAL for flags or a map without a bpf_wq, -EBUSY if already initialised.
+ */
+int bpf_wq_init(void *wq, bpf_map *map, unsigned int flags);
+
+/**
+ * bpf_wq_set_callback_impl - set the callback a started bpf_wq runs
+ * @wq: an initialised struct bpf_wq
+ * @callback_fn: a BPF_PSEUDO_FUNC value of the running program
+ * @flags: must be 0
+ * @aux: ignored (the kernel's verifier passes the program here; the run context says it)
+ *
+ * Return: 0, or -EINVAL (flags, not initialised, no program running, not a callback of it).
+ */
+int bpf_wq_set_callback_impl(void *wq, u64 callback_fn, unsigned int flags, void *aux);
+
+/**
+ * bpf_wq_start - queue the callback of a bpf_wq on the system workqueue
+ * @wq: a struct bpf_wq with a callback
+ * @flags: must be 0
+ *
+ * Queueing a pending bpf_wq does nothing (one execution). Return: 0, or -EINVAL (flags, not
+ * initialised, no callback).
+ */
+int bpf_wq_start(void *wq, unsigned int flags);
+
+// The kfunc descriptors (KF_* flags, argument kinds) of bpf_wq_init, bpf_wq_set_callback_impl,
+// bpf_wq_set_callback and bpf_wq_start, for every program type.
+std::vector<KfuncDesc> bpf_async_kfuncs();
+
+}  // namespace emu
+}  // namespace umemcg
