@@ -14,8 +14,11 @@
 #include "shim/bug.h"
 #include "shim/compiler.h"
 #include "shim/errno.h"
+#include "shim/jiffies.h"
 #include "shim/preempt.h"
+#include "shim/rcupdate.h"
 #include "shim/sched.h"
+#include "shim/timer.h"
 #include "shim/wait.h"
 #include "shim/workqueue.h"
 
@@ -42,6 +45,23 @@ struct bpf_work {
   work_struct work;
   work_struct delete_work;
 };
+
+// kernel: struct bpf_hrtimer. Emulation: the expiry (a timer_list on the machine clock) queues
+// `work`, which runs the callback: the shim's timer context has no vCPU to run a program on.
+struct bpf_hrtimer {
+  bpf_async_cb cb;
+  timer_list timer;
+  work_struct work;
+  work_struct delete_work;
+};
+
+enum class bpf_async_type { timer, wq };
+
+// Not in the uapi header this project builds against (6.7+).
+constexpr u64 BPF_F_TIMER_ABS_ = 1ull << 0;
+constexpr u64 BPF_F_TIMER_CPU_PIN_ = 1ull << 1;
+// The clocks bpf_timer_init() accepts (include/uapi/linux/time.h).
+constexpr u64 CLOCK_REALTIME_ = 0, CLOCK_MONOTONIC_ = 1, CLOCK_BOOTTIME_ = 7, MAX_CLOCKS_ = 16;
 
 // What the 16 bytes of a struct bpf_wq hold (kernel: struct bpf_async_kern). cb is accessed
 // with atomics: bpf_obj_free_fields() reads it without the lock first.
@@ -93,6 +113,42 @@ void bpf_wq_work(work_struct *work) {
   bpf_rcu_tasks_trace_read_unlock();
 }
 
+// bpf_timer_cb(), from the work item the expiry queued: a non-sleepable callback, under RCU.
+void bpf_timer_work(work_struct *work) {
+  bpf_hrtimer *t = container_of(work, bpf_hrtimer, work);
+  bpf_async_cb *cb = &t->cb;
+  rcu_read_lock();
+  migrate_disable();
+  __bpf_spin_lock_irqsave(&cb->cb_lock);
+  const emu::BpfLoadedProg *prog = cb->prog;
+  const emu::BpfCallback *fn = cb->callback_fn;
+  __bpf_spin_unlock_irqrestore(&cb->cb_lock);
+  if (prog && fn) {
+    const u64 args[3] = {(u64)(uintptr_t)cb->map, (u64)(uintptr_t)cb->key,
+                         (u64)(uintptr_t)cb->value};
+    prog->run_async_callback(*fn, args);
+  }
+  migrate_enable();
+  rcu_read_unlock();
+}
+
+// The expiry, in timer context (no vCPU): hand the callback to a worker.
+void bpf_timer_fn(timer_list *timer) {
+  bpf_hrtimer *t = container_of(timer, bpf_hrtimer, timer);
+  queue_work(system_unbound_wq, &t->work);
+}
+
+// bpf_timer_delete_work(): a detached timer goes once neither its expiry nor its callback can
+// run any more.
+void bpf_timer_delete_work(work_struct *work) {
+  bpf_hrtimer *t = container_of(work, bpf_hrtimer, delete_work);
+  timer_delete_sync(&t->timer);
+  cancel_work_sync(&t->work);
+  bpf_map *map = t->cb.map;
+  delete t;
+  put_live(map);
+}
+
 // bpf_wq_delete_work(): a detached state goes once its work item can no longer run.
 void bpf_wq_delete_work(work_struct *work) {
   bpf_work *w = container_of(work, bpf_work, delete_work);
@@ -102,8 +158,8 @@ void bpf_wq_delete_work(work_struct *work) {
   put_live(map);
 }
 
-// __bpf_async_cancel_and_free() + bpf_wq_cancel_and_free().
-void bpf_wq_cancel_and_free(void *p) {
+// __bpf_async_cancel_and_free() + bpf_wq_cancel_and_free() / bpf_timer_cancel_and_free().
+void bpf_async_cancel_and_free(void *p, bpf_async_type type) {
   auto *async = static_cast<bpf_async_kern *>(p);
   if (!load_cb(async)) return;  // never initialised: the common case, no lock
   __bpf_spin_lock_irqsave(&async->lock);
@@ -114,9 +170,87 @@ void bpf_wq_cancel_and_free(void *p) {
   }
   __bpf_spin_unlock_irqrestore(&async->lock);
   if (!cb) return;
-  // The work item may be running the callback, which may be what deletes this value: free it
-  // from another work item, which may wait.
-  schedule_work(&reinterpret_cast<bpf_work *>(cb)->delete_work);
+  // The callback may be running, and may be what deletes this value: free the state from a
+  // work item of its own, which may wait.
+  if (type == bpf_async_type::wq) schedule_work(&reinterpret_cast<bpf_work *>(cb)->delete_work);
+  else schedule_work(&reinterpret_cast<bpf_hrtimer *>(cb)->delete_work);
+}
+
+// __bpf_async_init(): allocates the state of an uninitialised bpf_wq/bpf_timer at `p`, in a
+// value of `map` whose field is at field_off.
+int bpf_async_init(void *p, bpf_map *map, s32 field_off, bpf_async_type type) {
+  if (!map || field_off < 0) return -EINVAL;
+  auto *async = static_cast<bpf_async_kern *>(p);
+  void *value = static_cast<u8 *>(p) - field_off;
+  int ret = 0;
+  __bpf_spin_lock_irqsave(&async->lock);
+  bpf_async_cb *cb = nullptr;
+  if (async->cb) {
+    ret = -EBUSY;
+  } else if (type == bpf_async_type::wq) {
+    if (auto *w = new (std::nothrow) bpf_work) {
+      INIT_WORK(&w->work, bpf_wq_work);
+      INIT_WORK(&w->delete_work, bpf_wq_delete_work);
+      cb = &w->cb;
+    }
+  } else if (auto *t = new (std::nothrow) bpf_hrtimer) {
+    timer_setup(&t->timer, bpf_timer_fn, 0);
+    INIT_WORK(&t->work, bpf_timer_work);
+    INIT_WORK(&t->delete_work, bpf_timer_delete_work);
+    cb = &t->cb;
+  }
+  auto free_cb = [type](bpf_async_cb *c) {
+    if (type == bpf_async_type::wq) delete reinterpret_cast<bpf_work *>(c);
+    else delete reinterpret_cast<bpf_hrtimer *>(c);
+  };
+  if (!ret && !cb) ret = -ENOMEM;
+  if (cb) {
+    cb->map = map;
+    cb->value = value;
+    cb->key = map->map_key_of_value(value, &cb->idx);
+    if (!cb->key) {
+      free_cb(cb);
+      ret = -EINVAL;
+    } else {
+      map->async_live.fetch_add(1, std::memory_order_relaxed);
+      __atomic_store_n(&async->cb, cb, __ATOMIC_RELEASE);
+      // Pairs with bpf_map_release_async(): the store above, then the flag.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (map->async_released.load(std::memory_order_seq_cst)) {
+        __atomic_store_n(&async->cb, nullptr, __ATOMIC_RELEASE);
+        free_cb(cb);
+        put_live(map);
+        ret = -EPERM;
+      }
+    }
+  }
+  __bpf_spin_unlock_irqrestore(&async->lock);
+  return ret;
+}
+
+// __bpf_async_set_callback(): the running program's callback `callback_fn`.
+int bpf_async_set_callback(void *p, u64 callback_fn) {
+  bpf_run_ctx *rc = bpf_current_run_ctx();
+  const auto *prog = rc ? static_cast<const emu::BpfLoadedProg *>(rc->prog) : nullptr;
+  const emu::BpfCallback *fn = prog ? prog->find_callback(callback_fn) : nullptr;
+  if (!fn) return -EINVAL;  // Emulation: called outside a program run, or not its callback
+  auto *async = static_cast<bpf_async_kern *>(p);
+  int ret = 0;
+  __bpf_spin_lock_irqsave(&async->lock);
+  if (bpf_async_cb *cb = async->cb) set_callback(cb, prog, fn);
+  else ret = -EINVAL;
+  __bpf_spin_unlock_irqrestore(&async->lock);
+  return ret;
+}
+
+// The initialised state at p with a callback set, or nullptr. Caller holds async->lock.
+bpf_async_cb *armed_cb(bpf_async_kern *async) {
+  bpf_async_cb *cb = async->cb;
+  if (!cb) return nullptr;
+  __bpf_spin_lock_irqsave(&cb->cb_lock);
+  const bool has_prog = cb->prog != nullptr;
+  __bpf_spin_unlock_irqrestore(&cb->cb_lock);
+  return has_prog ? cb : nullptr;
 }
 
 bpf_async_kern *async_of(u64 wq) { return reinterpret_cast<bpf_async_kern *>((uintptr_t)wq); }
@@ -149,19 +283,52 @@ u64 k_wq_start(u64 wq, u64 flags, u64, u64, u64) {
 
 }  // namespace
 
+namespace emu {
+
+u64 bpf_timer_init_helper(u64 timer, u64 map, u64 flags, u64, u64) {
+  if (refuse_checked("bpf_timer_init")) return (u64)(s64)-EINVAL;
+  return (u64)(s64)bpf_timer_init(async_of(timer), reinterpret_cast<bpf_map *>((uintptr_t)map),
+                                  flags);
+}
+
+u64 bpf_timer_set_callback_helper(u64 timer, u64 fn, u64, u64, u64) {
+  if (refuse_checked("bpf_timer_set_callback")) return (u64)(s64)-EINVAL;
+  return (u64)(s64)bpf_timer_set_callback(async_of(timer), fn);
+}
+
+u64 bpf_timer_start_helper(u64 timer, u64 nsecs, u64 flags, u64, u64) {
+  if (refuse_checked("bpf_timer_start")) return (u64)(s64)-EINVAL;
+  return (u64)(s64)bpf_timer_start(async_of(timer), nsecs, flags);
+}
+
+u64 bpf_timer_cancel_helper(u64 timer, u64, u64, u64, u64) {
+  if (refuse_checked("bpf_timer_cancel")) return (u64)(s64)-EINVAL;
+  return (u64)(s64)bpf_timer_cancel(async_of(timer));
+}
+
+}  // namespace emu
+
+namespace {
+
+}  // namespace
+
 void bpf_obj_free_fields(bpf_map *map, void *value) {
-  if (map->wq_off >= 0) bpf_wq_cancel_and_free(static_cast<u8 *>(value) + map->wq_off);
+  if (map->wq_off >= 0)
+    bpf_async_cancel_and_free(static_cast<u8 *>(value) + map->wq_off, bpf_async_type::wq);
+  if (map->timer_off >= 0)
+    bpf_async_cancel_and_free(static_cast<u8 *>(value) + map->timer_off, bpf_async_type::timer);
 }
 
 void bpf_map_release_async(bpf_map *map) {
-  if (map->wq_off < 0) return;
+  if (map->wq_off < 0 && map->timer_off < 0) return;
   // Ordered before the walk: a concurrent bpf_wq_init() either is seen by the walk or sees the
   // flag and undoes itself (kernel: map->usercnt).
   map->async_released.store(true, std::memory_order_seq_cst);
   if (map->async_live.load(std::memory_order_acquire) == 0) return;
   map->map_for_each_value([](bpf_map *m, void *value) { bpf_obj_free_fields(m, value); });
   if (!current) {
-    WARN(1, "map '%s' released off a machine task with bpf_wq callbacks pending", map->name.c_str());
+    WARN(1, "map '%s' released off a machine task with async callbacks pending",
+         map->name.c_str());
     return;
   }
   wait_event(async_free_wait, map->async_live.load(std::memory_order_acquire) == 0);
@@ -171,71 +338,67 @@ namespace emu {
 
 int bpf_wq_init(void *wq, bpf_map *map, unsigned int flags) {
   if (flags) return -EINVAL;
-  if (!map || map->wq_off < 0) return -EINVAL;
-  auto *async = static_cast<bpf_async_kern *>(wq);
-  void *value = static_cast<u8 *>(wq) - map->wq_off;
-  int ret = 0;
-  __bpf_spin_lock_irqsave(&async->lock);
-  if (async->cb) {
-    ret = -EBUSY;
-  } else if (bpf_work *w = new (std::nothrow) bpf_work; !w) {
-    ret = -ENOMEM;
-  } else {
-    w->cb.map = map;
-    w->cb.value = value;
-    w->cb.key = map->map_key_of_value(value, &w->cb.idx);
-    INIT_WORK(&w->work, bpf_wq_work);
-    INIT_WORK(&w->delete_work, bpf_wq_delete_work);
-    if (!w->cb.key) {
-      delete w;
-      ret = -EINVAL;
-    } else {
-      map->async_live.fetch_add(1, std::memory_order_relaxed);
-      __atomic_store_n(&async->cb, &w->cb, __ATOMIC_RELEASE);
-      // Pairs with bpf_map_release_async(): the store above, then the flag.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (map->async_released.load(std::memory_order_seq_cst)) {
-        __atomic_store_n(&async->cb, nullptr, __ATOMIC_RELEASE);
-        delete w;
-        put_live(map);
-        ret = -EPERM;
-      }
-    }
-  }
-  __bpf_spin_unlock_irqrestore(&async->lock);
-  return ret;
+  return bpf_async_init(wq, map, map ? map->wq_off : -1, bpf_async_type::wq);
 }
 
 int bpf_wq_set_callback_impl(void *wq, u64 callback_fn, unsigned int flags, void *aux) {
   (void)aux;
   if (flags) return -EINVAL;
-  bpf_run_ctx *rc = bpf_current_run_ctx();
-  const auto *prog = rc ? static_cast<const BpfLoadedProg *>(rc->prog) : nullptr;
-  const BpfCallback *fn = prog ? prog->find_callback(callback_fn) : nullptr;
-  if (!fn) return -EINVAL;  // Emulation: called outside a program run, or not its callback
-  auto *async = static_cast<bpf_async_kern *>(wq);
-  int ret = 0;
-  __bpf_spin_lock_irqsave(&async->lock);
-  if (bpf_async_cb *cb = async->cb) set_callback(cb, prog, fn);
-  else ret = -EINVAL;
-  __bpf_spin_unlock_irqrestore(&async->lock);
-  return ret;
+  return bpf_async_set_callback(wq, callback_fn);
 }
 
 int bpf_wq_start(void *wq, unsigned int flags) {
   if (flags) return -EINVAL;
   auto *async = static_cast<bpf_async_kern *>(wq);
-  int ret = 0;
+  __bpf_spin_lock_irqsave(&async->lock);
+  bpf_async_cb *cb = armed_cb(async);
+  if (cb) schedule_work(&reinterpret_cast<bpf_work *>(cb)->work);
+  __bpf_spin_unlock_irqrestore(&async->lock);
+  return cb ? 0 : -EINVAL;
+}
+
+int bpf_timer_init(void *timer, bpf_map *map, u64 flags) {
+  const u64 clockid = flags & (MAX_CLOCKS_ - 1);
+  if (flags >= MAX_CLOCKS_ ||
+      (clockid != CLOCK_MONOTONIC_ && clockid != CLOCK_REALTIME_ && clockid != CLOCK_BOOTTIME_))
+    return -EINVAL;
+  return bpf_async_init(timer, map, map ? map->timer_off : -1, bpf_async_type::timer);
+}
+
+int bpf_timer_set_callback(void *timer, u64 callback_fn) {
+  return bpf_async_set_callback(timer, callback_fn);
+}
+
+int bpf_timer_start(void *timer, u64 nsecs, u64 flags) {
+  if (flags & ~(BPF_F_TIMER_ABS_ | BPF_F_TIMER_CPU_PIN_)) return -EINVAL;
+  auto *async = static_cast<bpf_async_kern *>(timer);
+  __bpf_spin_lock_irqsave(&async->lock);
+  bpf_async_cb *cb = armed_cb(async);
+  if (cb) {
+    const u64 now = ktime_get_ns();
+    const u64 at = (flags & BPF_F_TIMER_ABS_) ? nsecs : (nsecs > ~0ull - now ? ~0ull : now + nsecs);
+    // The first jiffy at or after the expiry (a past one fires at once).
+    const u64 j = at / NSEC_PER_JIFFY + (at % NSEC_PER_JIFFY != 0);
+    mod_timer(&reinterpret_cast<bpf_hrtimer *>(cb)->timer, (unsigned long)j);
+  }
+  __bpf_spin_unlock_irqrestore(&async->lock);
+  return cb ? 0 : -EINVAL;
+}
+
+int bpf_timer_cancel(void *timer) {
+  auto *async = static_cast<bpf_async_kern *>(timer);
   __bpf_spin_lock_irqsave(&async->lock);
   bpf_async_cb *cb = async->cb;
-  bool has_prog = false;
-  if (cb) {
-    __bpf_spin_lock_irqsave(&cb->cb_lock);
-    has_prog = cb->prog != nullptr;
-    __bpf_spin_unlock_irqrestore(&cb->cb_lock);
+  auto *t = reinterpret_cast<bpf_hrtimer *>(cb);
+  int ret = 0;
+  if (!cb) ret = -EINVAL;
+  else if (current_work() == &t->work) ret = -EDEADLK;  // its own callback
+  else set_callback(cb, nullptr, nullptr);              // drop_prog_refcnt()
+  if (!ret) {
+    // 1 if the timer was active: armed, or expired with its callback not started yet.
+    ret = timer_delete(&t->timer) ? 1 : 0;
+    if (cancel_work(&t->work)) ret = 1;
   }
-  if (!has_prog) ret = -EINVAL;
-  else schedule_work(&reinterpret_cast<bpf_work *>(cb)->work);
   __bpf_spin_unlock_irqrestore(&async->lock);
   return ret;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/bpf_async.h: async objects in map values: struct bpf_wq (the bpf_wq_init,
-// bpf_wq_set_callback_impl and bpf_wq_start kfuncs), and their cancellation when the element or
-// the map goes away.
+// bpf_wq_set_callback_impl and bpf_wq_start kfuncs) and struct bpf_timer (the bpf_timer_init,
+// bpf_timer_set_callback, bpf_timer_start and bpf_timer_cancel helpers), and their cancellation
+// when the element or the map goes away.
 //
 // A struct bpf_wq is 16 opaque bytes of a map value (array, hash, LRU hash). bpf_wq_init()
 // allocates its state (a work item on the system workqueue and the callback slot) and stores a
@@ -10,6 +11,13 @@
 // BPF_PSEUDO_FUNC callbacks; bpf_wq_start() queues the work item, which calls the callback
 // (r1 = map, r2 = key, r3 = value) on a worker, sleepable: under the RCU-tasks-trace read side
 // with migration disabled, so it may call sleepable kfuncs such as bpf_proactive_reclaim.
+//
+// A struct bpf_timer is the same, with a timer on the machine clock: bpf_timer_init() takes a
+// clock id (CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME); bpf_timer_start() arms it nsecs
+// from now (or at nsecs with BPF_F_TIMER_ABS); at expiry the callback runs, not sleepable,
+// under rcu_read_lock(), and may re-arm the timer. bpf_timer_cancel() disarms it and drops the
+// callback (a later start needs a new bpf_timer_set_callback()); from the timer's own callback
+// it fails with -EDEADLK.
 //
 // Freeing (bpf_obj_free_fields, kernel: bpf_wq_cancel_and_free): updating an array element,
 // replacing or deleting a hash element detaches the state from the value (later starts fail
@@ -21,8 +29,10 @@
 // Mirrors: kernel/bpf/helpers.c (struct bpf_async_kern, struct bpf_async_cb, struct bpf_work,
 //          __bpf_async_init, __bpf_async_set_callback, bpf_wq_work, bpf_wq_delete_work,
 //          __bpf_async_cancel_and_free, bpf_wq_cancel_and_free, bpf_wq_init, bpf_wq_start,
-//          bpf_wq_set_callback_impl), kernel/bpf/syscall.c (bpf_obj_free_fields,
-//          bpf_obj_free_workqueue), kernel/bpf/arraymap.c (array_map_free_timers_wq),
+//          bpf_wq_set_callback_impl, struct bpf_hrtimer, bpf_timer_cb, bpf_timer_init,
+//          bpf_timer_set_callback, bpf_timer_start, bpf_timer_cancel,
+//          bpf_timer_cancel_and_free, bpf_timer_delete_work), kernel/bpf/syscall.c
+//          (bpf_obj_free_fields, bpf_obj_free_workqueue, bpf_obj_free_timer), kernel/bpf/arraymap.c (array_map_free_timers_wq),
 //          kernel/bpf/hashtab.c (htab_free_malloced_timers_and_wq) (Linux 6.19)
 // Emulation:
 //  - the state keeps a pointer to the program (not a reference): a program lives as long as its
@@ -36,7 +46,14 @@
 //    the verifier, which accepts such a map pointer).
 //  - bpf_wq_set_callback is also accepted: the name of the kfunc with the program argument
 //    implicit (7.0 window; libbpf's bpf_experimental.h calls it when the kernel has it).
-//  - a checked (unverified) program's callback that faults is reported by a WARN.
+//  - unverified (checked) programs may not use bpf_wq or bpf_timer: the kfuncs and helpers
+//    record a fault (their pointers are trusted, as the kernel trusts the verifier's proof).
+//  - a bpf_timer is a timer_list of jiffy (1 ms) resolution: it fires on the first jiffy at or
+//    after its expiry; every clock id is the machine clock; its callback runs from a work item
+//    on the unbound workqueue that the expiry queues (the shim's timer context has no vCPU), so
+//    BPF_F_TIMER_CPU_PIN has no effect.
+//  - bpf_timer_cancel() does not wait for a callback running on another vCPU (the kernel's
+//    hrtimer_cancel() spins until it returned): it may be called where sleeping is not allowed.
 //  - bpf_map_release_async() sleeps until the map's states are freed: it must run on a machine
 //    task when any was initialised.
 #pragma once
@@ -102,6 +119,42 @@ int bpf_wq_set_callback_impl(void *wq, u64 callback_fn, unsigned int flags, void
  * initialised, no callback).
  */
 int bpf_wq_start(void *wq, unsigned int flags);
+
+/**
+ * bpf_timer_init - allocate the state of a struct bpf_timer
+ * @timer: the struct bpf_timer inside a value of @map
+ * @map: the map
+ * @flags: the clock id (CLOCK_MONOTONIC, CLOCK_REALTIME or CLOCK_BOOTTIME)
+ *
+ * Return: 0, -EINVAL (another clock, a map without a bpf_timer), -EBUSY (initialised), -EPERM
+ * (the map was released).
+ */
+int bpf_timer_init(void *timer, bpf_map *map, u64 flags);
+// bpf_timer_set_callback - as bpf_wq_set_callback_impl(): 0 or -EINVAL.
+int bpf_timer_set_callback(void *timer, u64 callback_fn);
+/**
+ * bpf_timer_start - arm a bpf_timer with a callback
+ * @timer: the struct bpf_timer
+ * @nsecs: the delay, or with BPF_F_TIMER_ABS the expiry on the clock
+ * @flags: BPF_F_TIMER_ABS, BPF_F_TIMER_CPU_PIN
+ *
+ * Re-arms an armed timer. Return: 0, or -EINVAL (flags, not initialised, no callback).
+ */
+int bpf_timer_start(void *timer, u64 nsecs, u64 flags);
+/**
+ * bpf_timer_cancel - disarm a bpf_timer and drop its callback
+ * @timer: the struct bpf_timer
+ *
+ * Return: 1 if it was armed (or its callback was due and not started), 0 if not, -EINVAL if not
+ * initialised, -EDEADLK from the timer's own callback.
+ */
+int bpf_timer_cancel(void *timer);
+
+// The helper table's entries (bpfvm/helpers_impl.cc) for the four timer helpers: r0 = f(r1..r5).
+u64 bpf_timer_init_helper(u64, u64, u64, u64, u64);
+u64 bpf_timer_set_callback_helper(u64, u64, u64, u64, u64);
+u64 bpf_timer_start_helper(u64, u64, u64, u64, u64);
+u64 bpf_timer_cancel_helper(u64, u64, u64, u64, u64);
 
 // The kfunc descriptors (KF_* flags, argument kinds) of bpf_wq_init, bpf_wq_set_callback_impl,
 // bpf_wq_set_callback and bpf_wq_start, for every program type.

@@ -112,6 +112,7 @@ absl::Status BpfLoadedObject::create_maps() {
     } else if (spec.origin == MapOrigin::kBtfMaps) {
       a.spin_lock_off = btf_find_spin_lock_off(obj_.btf.get(), spec.btf_value_type_id);
       a.wq_off = btf_find_wq_off(obj_.btf.get(), spec.btf_value_type_id);
+      a.timer_off = btf_find_timer_off(obj_.btf.get(), spec.btf_value_type_id);
     }
     if (spec.origin == MapOrigin::kStructOps || spec.origin == MapOrigin::kStructOpsLink) {
       // The struct_ops value is registered with its subsystem when attached (kernel_env), not

@@ -259,7 +259,8 @@ TEST_CASE("bpf_wq: releasing the object cancels pending work", "[bpfvm][runtime]
   }
 }
 
-TEST_CASE("bpf_wq: the verifier checks the callback and the map", "[bpfvm][runtime][wq][verifier]") {
+TEST_CASE("bpf_wq: the verifier checks the callback and the map",
+          "[bpfvm][runtime][wq][verifier]") {
   emu::Machine mach(config(emu::Mode::simulated, 1));
   mach.exec([] {
     auto lo = open_wq();

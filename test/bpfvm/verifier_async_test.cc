@@ -95,7 +95,8 @@ TEST_CASE("verifier: a bpf_wq callback is an async callback", "[bpfvm][verifier]
     CHECK(r.error == "program must be sleepable to call sleepable kfunc bpf_test_sleep");
   }
   SECTION("it returns 0") {
-    const auto r = check(env, WQ_PROG(env, env.wqarr, BPF_MOV64_IMM(BPF_REG_0, 1), BPF_EXIT_INSN()));
+    const auto r =
+        check(env, WQ_PROG(env, env.wqarr, BPF_MOV64_IMM(BPF_REG_0, 1), BPF_EXIT_INSN()));
     CHECK(r.error ==
           "At async callback return the register R0 has smin=1 smax=1 should have been in [0, 0]");
     const auto p = check(env, WQ_PROG(env, env.wqarr, BPF_MOV64_REG(BPF_REG_0, BPF_REG_3),
@@ -128,7 +129,8 @@ TEST_CASE("verifier: the bpf_wq and callback arguments", "[bpfvm][verifier][wq]"
   CHECK(init_with({BPF_MOV64_REG(BPF_REG_1, BPF_REG_6)}, env.wqarr) ==
         "off 0 doesn't point to 'struct bpf_wq' that is at 8");
   CHECK(init_with({BPF_LDX_MEM(BPF_DW, BPF_REG_1, BPF_REG_6, 0),
-                   BPF_ALU64_IMM(BPF_AND, BPF_REG_1, 8), BPF_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_6)},
+                   BPF_ALU64_IMM(BPF_AND, BPF_REG_1, 8),
+                   BPF_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_6)},
                   env.wqarr) ==
         "R1 doesn't have constant offset. bpf_wq has to be at the constant offset");
   CHECK(init_with({BPF_MOV64_REG(BPF_REG_1, BPF_REG_6), BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, 8)},
