@@ -113,11 +113,13 @@ void bpf_wq_work(work_struct *work) {
   bpf_rcu_tasks_trace_read_unlock();
 }
 
-// bpf_timer_cb(), from the work item the expiry queued: a non-sleepable callback, under RCU.
+// bpf_timer_cb(), from the work item the expiry queued: under rcu_read_lock() for a
+// non-sleepable program. The RCU-tasks-trace read side is entered first, before the callback is
+// read: a value deleted once it was dropped is freed only after this run (both grace periods).
 void bpf_timer_work(work_struct *work) {
   bpf_hrtimer *t = container_of(work, bpf_hrtimer, work);
   bpf_async_cb *cb = &t->cb;
-  rcu_read_lock();
+  bpf_rcu_tasks_trace_read_lock();
   migrate_disable();
   __bpf_spin_lock_irqsave(&cb->cb_lock);
   const emu::BpfLoadedProg *prog = cb->prog;
@@ -126,10 +128,13 @@ void bpf_timer_work(work_struct *work) {
   if (prog && fn) {
     const u64 args[3] = {(u64)(uintptr_t)cb->map, (u64)(uintptr_t)cb->key,
                          (u64)(uintptr_t)cb->value};
+    const bool rcu = !prog->sleepable();
+    if (rcu) rcu_read_lock();
     prog->run_async_callback(*fn, args);
+    if (rcu) rcu_read_unlock();
   }
   migrate_enable();
-  rcu_read_unlock();
+  bpf_rcu_tasks_trace_read_unlock();
 }
 
 // The expiry, in timer context (no vCPU): hand the callback to a worker.
@@ -408,10 +413,9 @@ std::vector<KfuncDesc> bpf_async_kfuncs() {
   std::vector<KfuncDesc> v;
   v.push_back({"bpf_wq_init", ret, {KfuncArg::wq(), KfuncArg::map(), KfuncArg::scalar(4)}, 0,
                k_wq_init});
-  // 6.19: flags__k (a known constant) and aux__ign (the verifier passes the program).
+  // 6.19: (wq, callback_fn, flags, aux__prog): the verifier passes the program as aux.
   v.push_back({"bpf_wq_set_callback_impl", ret,
-               {KfuncArg::wq(), KfuncArg::callback(), KfuncArg::constant_scalar(4),
-                KfuncArg::ignored()},
+               {KfuncArg::wq(), KfuncArg::callback(), KfuncArg::scalar(4), KfuncArg::ignored()},
                0, k_wq_set_callback});
   v.push_back({"bpf_wq_set_callback", ret,
                {KfuncArg::wq(), KfuncArg::callback(), KfuncArg::scalar(4)}, 0,

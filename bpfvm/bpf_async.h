@@ -14,8 +14,8 @@
 //
 // A struct bpf_timer is the same, with a timer on the machine clock: bpf_timer_init() takes a
 // clock id (CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME); bpf_timer_start() arms it nsecs
-// from now (or at nsecs with BPF_F_TIMER_ABS); at expiry the callback runs, not sleepable,
-// under rcu_read_lock(), and may re-arm the timer. bpf_timer_cancel() disarms it and drops the
+// from now (or at nsecs with BPF_F_TIMER_ABS); at expiry the callback runs, verified as not
+// sleepable, and may re-arm the timer. bpf_timer_cancel() disarms it and drops the
 // callback (a later start needs a new bpf_timer_set_callback()); from the timer's own callback
 // it fails with -EDEADLK.
 //
@@ -52,6 +52,10 @@
 //    after its expiry; every clock id is the machine clock; its callback runs from a work item
 //    on the unbound workqueue that the expiry queues (the shim's timer context has no vCPU), so
 //    BPF_F_TIMER_CPU_PIN has no effect.
+//  - the verifier lets the timer callback of a sleepable program (SYSCALL) call sleepable
+//    kfuncs, as the kernel's in_sleepable() does (the program's flag): such a callback runs under
+//    the RCU-tasks-trace read side, where it may sleep; a non-sleepable program's under
+//    rcu_read_lock() (the kernel runs both in softirq context).
 //  - bpf_timer_cancel() does not wait for a callback running on another vCPU (the kernel's
 //    hrtimer_cancel() spins until it returned): it may be called where sleeping is not allowed.
 //  - bpf_map_release_async() sleeps until the map's states are freed: it must run on a machine
@@ -104,7 +108,8 @@ int bpf_wq_init(void *wq, bpf_map *map, unsigned int flags);
  * @wq: an initialised struct bpf_wq
  * @callback_fn: a BPF_PSEUDO_FUNC value of the running program
  * @flags: must be 0
- * @aux: ignored (the kernel's verifier passes the program here; the run context says it)
+ * @aux: ignored (aux__prog: the kernel's verifier passes the program here; here the run
+ *   context says it)
  *
  * Return: 0, or -EINVAL (flags, not initialised, no program running, not a callback of it).
  */

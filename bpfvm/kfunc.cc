@@ -74,8 +74,7 @@ std::string arg_string(const KfuncArg &a)
 	switch (a.kind) {
 	case KfuncArgKind::kVoid: return "void";
 	case KfuncArgKind::kScalar:
-		return absl::StrFormat("%c%u%s", a.is_signed ? 's' : 'u', a.size * 8,
-				       a.constant ? " __k" : "");
+		return absl::StrFormat("%c%u", a.is_signed ? 's' : 'u', a.size * 8);
 	case KfuncArgKind::kPtrToStruct:
 		return absl::StrFormat("struct %s *%s", a.struct_name, a.nullable ? "__nullable" : "");
 	case KfuncArgKind::kPtrToMem: return absl::StrFormat("void *mem (size: arg %d)", a.size_arg);
@@ -95,12 +94,7 @@ KfuncArg KfuncArg::map() { return ptr_kind(KfuncArgKind::kPtrToMap); }
 KfuncArg KfuncArg::map_value() { return ptr_kind(KfuncArgKind::kPtrToMapValue); }
 KfuncArg KfuncArg::callback() { return ptr_kind(KfuncArgKind::kCallback); }
 KfuncArg KfuncArg::ignored() { return ptr_kind(KfuncArgKind::kIgnored); }
-KfuncArg KfuncArg::constant_scalar(u32 size)
-{
-	KfuncArg a = scalar(size);
-	a.constant = true;
-	return a;
-}
+
 
 bool KfuncDesc::allowed_for(bpf_prog_type type) const
 {

@@ -58,7 +58,7 @@ enum class KfuncArgKind {
 	kPtrToMap,     // pointer to a map (void * in BPF C)
 	kPtrToMapValue,// pointer to a map value (void *)
 	kCallback,     // a BPF subprogram (function pointer)
-	kIgnored,      // an __ign argument: any value, the kfunc does not read it
+	kIgnored,      // an __ign/__prog argument: not checked, the kfunc does not read it
 };
 
 struct KfuncArg {
@@ -68,7 +68,6 @@ struct KfuncArg {
 	std::string struct_name;   // kPtrToStruct: "mem_cgroup"
 	int size_arg = -1;         // kPtrToMem: index of its kMemSize argument
 	bool nullable = false;     // a __nullable argument
-	bool constant = false;     // kScalar: a __k argument (a known constant)
 
 	static KfuncArg void_();
 	static KfuncArg scalar(u32 size, bool is_signed = false);
@@ -80,7 +79,6 @@ struct KfuncArg {
 	static KfuncArg map_value();
 	static KfuncArg callback();
 	static KfuncArg ignored();
-	static KfuncArg constant_scalar(u32 size);
 };
 
 struct KfuncDesc {

@@ -526,10 +526,6 @@ int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) 
           env.verbose_err("R%u is not a scalar", regno);
           return -EACCES;
         }
-        if (a.constant && !tnum_is_const(reg.var_off)) {
-          env.verbose_err("R%u must be a known constant", regno);
-          return -EINVAL;
-        }
         break;
       case emu::KfuncArgKind::kPtrToStruct: {
         if (a.nullable && register_is_null(reg)) break;

@@ -2,7 +2,7 @@
 // Runtime test object: bpf_wq_init / bpf_wq_set_callback_impl / bpf_wq_start on array and hash
 // values, callbacks that count their runs and record the (key, value) they are called with, a
 // callback that re-arms itself, and programs the verifier refuses (callback return value, map
-// mismatch, flags not constant).
+// mismatch).
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -16,7 +16,7 @@ extern int bpf_wq_init(struct bpf_wq *wq, void *p__map, unsigned int flags) __we
 extern int bpf_wq_start(struct bpf_wq *wq, unsigned int flags) __weak __ksym;
 extern int bpf_wq_set_callback_impl(struct bpf_wq *wq,
 				    int (callback_fn)(void *map, int *key, void *value),
-				    unsigned int flags__k, void *aux__ign) __ksym;
+				    unsigned int flags, void *aux__prog) __ksym;
 #define bpf_wq_set_callback(wq, cb, flags) bpf_wq_set_callback_impl(wq, cb, flags, NULL)
 
 struct elem {
@@ -129,15 +129,16 @@ int map_mismatch(void *ctx)
 	return 0;
 }
 
+/* flags need not be a known constant (6.19: no __k); non-zero ones fail at run time. */
 SEC("syscall")
-int flags_not_const(struct args *a)
+int set_callback_flags(struct args *a)
 {
-	__u32 key = 0;
+	__u32 key = a->key;
 	struct elem *e = bpf_map_lookup_elem(&warr, &key);
 
 	if (!e)
 		return 0;
-	bpf_wq_set_callback_impl(&e->wq, count_cb, a->flags, NULL);
+	a->cb_ret = bpf_wq_set_callback_impl(&e->wq, count_cb, a->flags, NULL);
 	return 0;
 }
 
