@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// bpfvm/bpf_async.cc: struct bpf_wq: its state, its work item, its kfuncs, its cancellation.
-// Mirrors: kernel/bpf/helpers.c (bpf_wq_*, __bpf_async_*) (Linux 6.19); see bpfvm/bpf_async.h.
+// bpfvm/bpf_async.cc: struct bpf_wq and struct bpf_timer: their state, their work items and
+// timer, their kfuncs and helpers, their cancellation.
+// Mirrors: kernel/bpf/helpers.c (bpf_wq_*, bpf_timer_*, __bpf_async_*) (Linux 6.19); see
+//          bpfvm/bpf_async.h.
 // Emulation: see bpfvm/bpf_async.h.
 #include "bpfvm/bpf_async.h"
 
@@ -29,10 +31,10 @@ namespace {
 // The common part of an async object's state (kernel: struct bpf_async_cb).
 struct bpf_async_cb {
   bpf_map *map = nullptr;
-  void *value = nullptr;      // the map value holding the bpf_wq
+  void *value = nullptr;      // the map value holding the bpf_wq/bpf_timer
   const void *key = nullptr;  // its key (array maps: &idx)
   u32 idx = 0;
-  // The program and callback set by bpf_wq_set_callback_impl(), read and written as a pair
+  // The program and callback set by bpf_{wq,timer}_set_callback*(), read and written as a pair
   // under cb_lock (nullptr: none; a dropped callback).
   struct bpf_spin_lock cb_lock = {};
   const emu::BpfLoadedProg *prog = nullptr;
@@ -63,13 +65,13 @@ constexpr u64 BPF_F_TIMER_CPU_PIN_ = 1ull << 1;
 // The clocks bpf_timer_init() accepts (include/uapi/linux/time.h).
 constexpr u64 CLOCK_REALTIME_ = 0, CLOCK_MONOTONIC_ = 1, CLOCK_BOOTTIME_ = 7, MAX_CLOCKS_ = 16;
 
-// What the 16 bytes of a struct bpf_wq hold (kernel: struct bpf_async_kern). cb is accessed
-// with atomics: bpf_obj_free_fields() reads it without the lock first.
+// What the 16 bytes of a struct bpf_wq or bpf_timer hold (kernel: struct bpf_async_kern). cb is
+// accessed with atomics: bpf_obj_free_fields() reads it without the lock first.
 struct bpf_async_kern {
   bpf_async_cb *cb;
   struct bpf_spin_lock lock;
 };
-static_assert(sizeof(bpf_async_kern) <= BPF_WQ_SIZE);
+static_assert(sizeof(bpf_async_kern) <= BPF_WQ_SIZE && sizeof(bpf_async_kern) <= BPF_TIMER_SIZE);
 static_assert(alignof(bpf_async_kern) == 8);
 
 // bpf_map_release_async() waits here for a map's states to be freed. One queue for every map:

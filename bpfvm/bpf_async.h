@@ -32,8 +32,9 @@
 //          bpf_wq_set_callback_impl, struct bpf_hrtimer, bpf_timer_cb, bpf_timer_init,
 //          bpf_timer_set_callback, bpf_timer_start, bpf_timer_cancel,
 //          bpf_timer_cancel_and_free, bpf_timer_delete_work), kernel/bpf/syscall.c
-//          (bpf_obj_free_fields, bpf_obj_free_workqueue, bpf_obj_free_timer), kernel/bpf/arraymap.c (array_map_free_timers_wq),
-//          kernel/bpf/hashtab.c (htab_free_malloced_timers_and_wq) (Linux 6.19)
+//          (bpf_obj_free_fields, bpf_obj_free_workqueue, bpf_obj_free_timer),
+//          kernel/bpf/arraymap.c (array_map_free_timers_wq), kernel/bpf/hashtab.c
+//          (htab_free_malloced_timers_and_wq) (Linux 6.19)
 // Emulation:
 //  - the state keeps a pointer to the program (not a reference): a program lives as long as its
 //    object, and the object releases its maps (cancelling every callback) before freeing its
