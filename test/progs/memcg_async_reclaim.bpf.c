@@ -9,10 +9,12 @@
 //   (WORKINGSET_REFAULT_FILE); when they grew by at least min_delta since the last tick (0: every
 //   tick), starts the bpf_wq; re-arms itself. Failures to re-arm are counted (timer_failures).
 // reclaim (bpf_wq callback, sleepable, process context): looks the low cgroup up by id
-//   (bpf_cgroup_from_id + bpf_get_mem_cgroup) and calls bpf_proactive_reclaim(low,
-//   reclaim_size, swappiness); every outcome goes to the ring buffer `events`: RECLAIMED with
-//   the bytes, RECLAIM_FAILED with the errno, TARGET_GONE when the lookup fails (the low cgroup
-//   is being or was removed).
+//   (bpf_cgroup_from_id + bpf_get_mem_cgroup) and calls bpf_proactive_reclaim(low, the bytes
+//   left of reclaim_size, swappiness) until reclaim_size is reached (one call reclaims at most
+//   a charge batch), a call makes no progress or fails, or MAX_CALLS calls were made; every
+//   outcome goes to the ring buffer `events`: RECLAIMED with the bytes, RECLAIM_FAILED with the
+//   errno (nothing reclaimed), TARGET_GONE when the lookup fails (the low cgroup is being or was
+//   removed).
 // stop (SYSCALL): the next tick does not re-arm.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -21,6 +23,8 @@
 #define ENOENT 2
 /* include/linux/mmzone.h (Linux 6.19), enum node_stat_item */
 #define WORKINGSET_REFAULT_FILE 11
+#define PAGE_SIZE 4096
+#define MAX_CALLS 64
 
 struct bpf_wq {
 	__u64 __opaque[2];
@@ -121,7 +125,9 @@ static int reclaim(void *map, int *key, void *value)
 	struct ctl *c = value;
 	struct mem_cgroup *low;
 	struct cgroup *cgrp;
-	long ret;
+	__u64 done = 0;
+	long ret = 0;
+	int i;
 
 	cgrp = bpf_cgroup_from_id(st.low_cgid);
 	if (!cgrp) {
@@ -136,15 +142,24 @@ static int reclaim(void *map, int *key, void *value)
 		report(TARGET_GONE, -ENOENT, 0, c->pending_delta);
 		return 0;
 	}
-	ret = bpf_proactive_reclaim(low, st.reclaim_size, (int)st.swappiness);
+	/* One call reclaims at most a charge batch: call until reclaim_size is reached, a call
+	 * makes no progress or fails, or MAX_CALLS were made. */
+	for (i = 0; i < MAX_CALLS && st.reclaim_size - done >= PAGE_SIZE; i++) {
+		ret = bpf_proactive_reclaim(low, st.reclaim_size - done, (int)st.swappiness);
+		if (ret <= 0)
+			break;
+		done += ret;
+		if (done >= st.reclaim_size)
+			break;
+	}
 	bpf_put_mem_cgroup(low);
 	__sync_fetch_and_add(&st.reclaims, 1);
-	if (ret < 0) {
+	if (ret < 0 && !done) {
 		st.last_reclaim_err = ret;
 		report(RECLAIM_FAILED, (__s32)ret, 0, c->pending_delta);
 	} else {
-		__sync_fetch_and_add(&st.reclaimed_bytes, ret);
-		report(RECLAIMED, 0, ret, c->pending_delta);
+		__sync_fetch_and_add(&st.reclaimed_bytes, done);
+		report(RECLAIMED, 0, done, c->pending_delta);
 	}
 	return 0;
 }
