@@ -106,7 +106,8 @@ TEST_CASE("memcg_async_reclaim: ticks reclaim from the low cgroup through bpf_wq
   env.run([&] {
     REQUIRE(read_into(low, ino, 0, 1000) == 0);
     lru_add_drain_all();
-    const unsigned long before = lru_pages(low, LRU_INACTIVE_FILE) + lru_pages(low, LRU_ACTIVE_FILE);
+    const unsigned long before =
+        lru_pages(low, LRU_INACTIVE_FILE) + lru_pages(low, LRU_ACTIVE_FILE);
     REQUIRE(before >= 1000);
     auto lo = open_bpf_object("memcg_async_reclaim.bpf.o");
     start_args a{cgid(high), cgid(low), 10 * NSEC_PER_MSEC, 1 << 20, 0};
