@@ -259,4 +259,8 @@ s32 btf_find_wq_off(const struct btf *btf, u32 type_id) {
   return btf_find_struct_member_off(btf, type_id, "bpf_wq");
 }
 
+s32 btf_find_timer_off(const struct btf *btf, u32 type_id) {
+  return btf_find_struct_member_off(btf, type_id, "bpf_timer");
+}
+
 }  // namespace umemcg::emu

@@ -41,6 +41,8 @@ absl::StatusOr<u32> btf_skip_mods(const struct btf *btf, u32 id, const struct bt
 s32 btf_find_spin_lock_off(const struct btf *btf, u32 type_id);
 // The same for a struct bpf_wq member (BPF_WORKQUEUE), -1 if none.
 s32 btf_find_wq_off(const struct btf *btf, u32 type_id);
+// The same for a struct bpf_timer member (BPF_TIMER), -1 if none.
+s32 btf_find_timer_off(const struct btf *btf, u32 type_id);
 
 // The size in bytes of type id (btf__resolve_size), as an error if none.
 absl::StatusOr<u32> btf_type_size(const struct btf *btf, u32 id);

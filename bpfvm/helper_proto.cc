@@ -60,6 +60,16 @@ const bpf_func_proto kProtos[] = {
     {"bpf_task_storage_delete", BPF_FUNC_task_storage_delete, false, false,
      BPF_MAP_TYPE_TASK_STORAGE, RET_INTEGER, {ARG_CONST_MAP_PTR, ARG_PTR_TO_BTF_ID},
      {nullptr, "task_struct"}},
+    // The verifier passes the program to bpf_timer_set_callback() as r3 (set here by the run
+    // context).
+    {"bpf_timer_init", BPF_FUNC_timer_init, true, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_TIMER, ARG_CONST_MAP_PTR, ARG_ANYTHING}, {}},
+    {"bpf_timer_set_callback", BPF_FUNC_timer_set_callback, true, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_TIMER, ARG_PTR_TO_FUNC}, {}},
+    {"bpf_timer_start", BPF_FUNC_timer_start, true, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_TIMER, ARG_ANYTHING, ARG_ANYTHING}, {}},
+    {"bpf_timer_cancel", BPF_FUNC_timer_cancel, true, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_TIMER}, {}},
     {"bpf_loop", BPF_FUNC_loop, false, false, kAny, RET_INTEGER,
      {ARG_ANYTHING, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING}, {}},
     {"bpf_get_current_task_btf", BPF_FUNC_get_current_task_btf, true, false, kAny,

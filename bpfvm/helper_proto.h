@@ -41,6 +41,7 @@ enum bpf_arg_type : u32 {
   ARG_CONST_ALLOC_SIZE_OR_ZERO,  // known-constant allocation size
   ARG_PTR_TO_FUNC,          // a BPF subprogram (callback)
   ARG_PTR_TO_STACK,         // pointer to the stack
+  ARG_PTR_TO_TIMER,         // pointer to a bpf_timer in a map value
   __BPF_ARG_TYPE_MAX,
 
   ARG_PTR_TO_MAP_VALUE_OR_NULL = PTR_MAYBE_NULL | ARG_PTR_TO_MAP_VALUE,

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "bpfvm/bpf_async.h"
 #include "bpfvm/helpers_impl_internal.h"
 #include "bpfvm/map_local_storage.h"
 #include "shim/bug.h"
@@ -259,6 +260,10 @@ std::span<const bpf_func_t> bpf_helper_table() {
     t[BPF_FUNC_task_storage_delete] = task_storage_delete;
     t[BPF_FUNC_get_current_task_btf] = get_current_task;
     t[BPF_FUNC_loop] = loop;
+    t[BPF_FUNC_timer_init] = bpf_timer_init_helper;
+    t[BPF_FUNC_timer_set_callback] = bpf_timer_set_callback_helper;
+    t[BPF_FUNC_timer_start] = bpf_timer_start_helper;
+    t[BPF_FUNC_timer_cancel] = bpf_timer_cancel_helper;
     t[BPF_FUNC_cgrp_storage_get_] = cgrp_storage_get;
     t[BPF_FUNC_cgrp_storage_delete_] = cgrp_storage_delete;
     return t;

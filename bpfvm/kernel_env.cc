@@ -8,11 +8,20 @@
 #include "bpfvm/kernel_env.h"
 
 #include "absl/strings/str_format.h"
+#include "bpfvm/bpf_async.h"
 #include "bpfvm/object_dump.h"
+#include "shim/bug.h"
 
 namespace umemcg::emu {
 
-BpfKernelEnv::BpfKernelEnv() { ProgTypeRegistry::add_builtins(types_); }
+BpfKernelEnv::BpfKernelEnv() {
+  ProgTypeRegistry::add_builtins(types_);
+  // kernel/bpf/helpers.c's common kfunc set (every program type): the bpf_wq kfuncs.
+  for (KfuncDesc &k : bpf_async_kfuncs()) {
+    absl::Status st = kfuncs_.add(std::move(k));
+    BUG_ON(!st.ok());
+  }
+}
 
 absl::Status BpfKernelEnv::add_struct(bpf_btf_struct s) {
   absl::MutexLock l(&mu_);

@@ -83,6 +83,7 @@ std::string arg_string(const KfuncArg &a)
 	case KfuncArgKind::kPtrToMap: return "void *map";
 	case KfuncArgKind::kPtrToMapValue: return "void *map_value";
 	case KfuncArgKind::kCallback: return "callback";
+	case KfuncArgKind::kIgnored: return "void *__ign";
 	}
 	return "?";
 }
@@ -92,6 +93,8 @@ KfuncArg KfuncArg::wq() { return ptr_kind(KfuncArgKind::kPtrToWq); }
 KfuncArg KfuncArg::map() { return ptr_kind(KfuncArgKind::kPtrToMap); }
 KfuncArg KfuncArg::map_value() { return ptr_kind(KfuncArgKind::kPtrToMapValue); }
 KfuncArg KfuncArg::callback() { return ptr_kind(KfuncArgKind::kCallback); }
+KfuncArg KfuncArg::ignored() { return ptr_kind(KfuncArgKind::kIgnored); }
+
 
 bool KfuncDesc::allowed_for(bpf_prog_type type) const
 {

@@ -58,6 +58,7 @@ enum class KfuncArgKind {
 	kPtrToMap,     // pointer to a map (void * in BPF C)
 	kPtrToMapValue,// pointer to a map value (void *)
 	kCallback,     // a BPF subprogram (function pointer)
+	kIgnored,      // an __ign/__prog argument: not checked, the kfunc does not read it
 };
 
 struct KfuncArg {
@@ -77,6 +78,7 @@ struct KfuncArg {
 	static KfuncArg map();
 	static KfuncArg map_value();
 	static KfuncArg callback();
+	static KfuncArg ignored();
 };
 
 struct KfuncDesc {

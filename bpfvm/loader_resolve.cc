@@ -101,6 +101,7 @@ bool compatible(const struct btf *btf, u32 id, const KfuncArg &a)
 	case KfuncArgKind::kPtrToMem:
 	case KfuncArgKind::kPtrToMap:
 	case KfuncArgKind::kPtrToMapValue:
+	case KfuncArgKind::kIgnored:
 		return btf_is_ptr(t);
 	case KfuncArgKind::kVoid:
 		break;

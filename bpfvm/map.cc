@@ -33,9 +33,14 @@ bpf_map::bpf_map(const BpfMapAttr &attr)
       map_flags(attr.map_flags),
       name(attr.name),
       spin_lock_off(attr.spin_lock_off),
-      wq_off(attr.wq_off) {}
+      wq_off(attr.wq_off),
+      timer_off(attr.timer_off) {}
 
 bpf_map::~bpf_map() = default;
+
+const void *bpf_map::map_key_of_value(void *, u32 *) { return nullptr; }
+
+void bpf_map::map_for_each_value(void (*)(bpf_map *, void *)) {}
 
 int bpf_map::map_direct_value_addr(u64 *, u32) const { return -EINVAL; }
 
@@ -100,9 +105,11 @@ int sys_map_get_next_key(bpf_map *map, const void *key, void *next_key) {
 }
 
 int sys_map_freeze(bpf_map *map) {
-  // Kernel: maps with special fields (a spin lock, a bpf_wq) and struct_ops maps cannot be
-  // frozen.
-  if (map->spin_lock_off >= 0 || map->wq_off >= 0 || map->map_type == BPF_MAP_TYPE_STRUCT_OPS) return -ENOTSUPP;
+  // Kernel: maps with special fields (a spin lock, a bpf_wq, a bpf_timer) and struct_ops maps
+  // cannot be frozen.
+  if (map->spin_lock_off >= 0 || map->wq_off >= 0 || map->timer_off >= 0 ||
+      map->map_type == BPF_MAP_TYPE_STRUCT_OPS)
+    return -ENOTSUPP;
   if (READ_ONCE(map->frozen)) return -EBUSY;
   WRITE_ONCE(map->frozen, true);
   return 0;
@@ -115,11 +122,13 @@ void copy_map_value(const bpf_map *map, void *dst, const void *src) {
   // between them are copied.
   struct field {
     u32 off, size;
-  } f[2];
+  } f[3];
   int n = 0;
   if (map->spin_lock_off >= 0) f[n++] = {(u32)map->spin_lock_off, sizeof(struct bpf_spin_lock)};
   if (map->wq_off >= 0) f[n++] = {(u32)map->wq_off, BPF_WQ_SIZE};
-  if (n == 2 && f[0].off > f[1].off) std::swap(f[0], f[1]);
+  if (map->timer_off >= 0) f[n++] = {(u32)map->timer_off, BPF_TIMER_SIZE};
+  for (int i = 1; i < n; i++)  // insertion sort of at most three
+    for (int j = i; j > 0 && f[j - 1].off > f[j].off; j--) std::swap(f[j - 1], f[j]);
   u32 pos = 0;
   for (int i = 0; i < n; i++) {
     std::memcpy((u8 *)dst + pos, (const u8 *)src + pos, f[i].off - pos);
@@ -140,6 +149,7 @@ void check_and_init_map_value(const bpf_map *map, void *dst) {
   if (map->spin_lock_off >= 0)
     std::memset((u8 *)dst + map->spin_lock_off, 0, sizeof(struct bpf_spin_lock));
   if (map->wq_off >= 0) std::memset((u8 *)dst + map->wq_off, 0, BPF_WQ_SIZE);
+  if (map->timer_off >= 0) std::memset((u8 *)dst + map->timer_off, 0, BPF_TIMER_SIZE);
 }
 
 // --- bpf_spin_lock --------------------------------------------------------------------------
@@ -291,6 +301,14 @@ absl::StatusOr<std::unique_ptr<bpf_map>> bpf_map_create(const BpfMapAttr &attr) 
     if (attr.map_type != BPF_MAP_TYPE_ARRAY && attr.map_type != BPF_MAP_TYPE_HASH &&
         attr.map_type != BPF_MAP_TYPE_LRU_HASH)
       return bpf_errno_status(-EOPNOTSUPP, who + ": a bpf_wq is allowed in array, hash and "
+                                                 "LRU hash map values only");
+  }
+  if (attr.timer_off >= 0) {
+    if ((u64)attr.timer_off + BPF_TIMER_SIZE > attr.value_size || attr.timer_off % 8)
+      return bpf_errno_status(-EINVAL, who + ": bpf_timer outside the value");
+    if (attr.map_type != BPF_MAP_TYPE_ARRAY && attr.map_type != BPF_MAP_TYPE_HASH &&
+        attr.map_type != BPF_MAP_TYPE_LRU_HASH)
+      return bpf_errno_status(-EOPNOTSUPP, who + ": a bpf_timer is allowed in array, hash and "
                                                  "LRU hash map values only");
   }
   switch (attr.map_type) {

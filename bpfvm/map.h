@@ -22,7 +22,9 @@
 //          map_update_elem, map_delete_elem, map_get_next_key, map_freeze) (Linux 6.19)
 // Emulation:
 //  - maps are C++ objects owned by their creator (no file descriptors, no refcounts).
-//  - the only special field of a value is struct bpf_spin_lock (no kptrs, timers, wq, graph).
+//  - the special fields of a value are struct bpf_spin_lock, struct bpf_wq and struct bpf_timer
+//    (no kptrs, graph). A bpf_wq or bpf_timer is cancelled and freed when its element is updated
+//    (array), replaced or deleted (hash), and when the map is released (bpfvm/bpf_async.h).
 //  - errors at creation are absl statuses whose message ends with the kernel errno name
 //    ("... (-EINVAL)"); bpf_status_errno() turns one back into the number.
 #pragma once
@@ -33,6 +35,7 @@
 
 #include <linux/bpf.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,10 +63,15 @@ struct BpfMapAttr {
   // Offset of the struct bpf_wq in the value (from BTF), -1 if none: array, hash and LRU hash
   // maps only (-EOPNOTSUPP otherwise, as map_check_btf()).
   s32 wq_off = -1;
+  // Offset of the struct bpf_timer in the value (from BTF), -1 if none: array, hash and LRU hash
+  // maps only (-EOPNOTSUPP otherwise).
+  s32 timer_off = -1;
 };
 
 // The uapi struct bpf_wq: 16 opaque bytes, 8-byte aligned.
 inline constexpr u32 BPF_WQ_SIZE = 16;
+// The uapi struct bpf_timer: 16 opaque bytes, 8-byte aligned.
+inline constexpr u32 BPF_TIMER_SIZE = 16;
 
 // One region of memory a program may access, for the checked interpreter.
 struct BpfMapRegion {
@@ -98,6 +106,19 @@ struct bpf_map {
   // area of array maps); appended to out.
   virtual void static_regions(std::vector<BpfMapRegion> *out);
 
+  // --- async objects (bpf_wq) in values: bpfvm/bpf_async.h ----------------------------------
+  // The key of the element whose value is at `value` (a pointer map_lookup_elem() returned), as
+  // async callbacks receive it: array maps store the index in *idx and return idx, hash maps
+  // return the element's key. nullptr for the other map types.
+  virtual const void *map_key_of_value(void *value, u32 *idx);
+  // Calls fn on every element's value (this vCPU's copy for per-CPU maps), each under the lock
+  // its writers take; fn must not sleep. For releasing the map's async objects.
+  virtual void map_for_each_value(void (*fn)(bpf_map *map, void *value));
+  // Async object states allocated for this map's values and not yet freed; set once the map
+  // was released (bpf_wq_init() then fails with -EPERM, as for a map without user references).
+  std::atomic<long> async_live{0};
+  std::atomic<bool> async_released{false};
+
   // Size of one value as user space sees it (per-CPU: round_up(value_size, 8) * nr_cpu_ids).
   u32 sys_value_size() const;
   bool is_percpu() const;
@@ -111,6 +132,7 @@ struct bpf_map {
   std::string name;
   s32 spin_lock_off;  // struct bpf_spin_lock in the value, -1 if none
   s32 wq_off;         // struct bpf_wq in the value, -1 if none
+  s32 timer_off;      // struct bpf_timer in the value, -1 if none
   bool frozen = false;
 };
 
@@ -135,7 +157,7 @@ int sys_map_get_next_key(bpf_map *map, const void *key, void *next_key);
 // BPF_MAP_FREEZE: user space may no longer write the map (-EPERM); -EBUSY if already frozen.
 int sys_map_freeze(bpf_map *map);
 
-// Value copies that leave the special fields (struct bpf_spin_lock, struct bpf_wq) alone
+// Value copies that leave the special fields (struct bpf_spin_lock, bpf_wq, bpf_timer) alone
 // (include/linux/bpf.h).
 void copy_map_value(const bpf_map *map, void *dst, const void *src);
 // The same with the value's lock held: dst's lock, or src's when lock_src.

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstring>
 
+#include "bpfvm/bpf_async.h"
 #include "bpfvm/map_internal.h"
 #include "shim/errno.h"
 #include "shim/smp.h"
@@ -44,6 +45,8 @@ class bpf_array final : public bpf_map {
         ncpus_(ncpus),
         cpu_stride_((u64)elem_size_ * attr.max_entries),
         value_(new u8[cpu_stride_ * ncpus]()) {}
+  // The element memory goes with the map: no async callback may run on it any more.
+  ~bpf_array() override { bpf_map_release_async(this); }
 
   void *map_lookup_elem(const void *key) override {
     const u32 index = *static_cast<const u32 *>(key);
@@ -65,6 +68,8 @@ class bpf_array final : public bpf_map {
     } else {
       copy_map_value(this, elem(0, index), value);
     }
+    // array_map_update_elem(): an update cancels and frees the value's async objects.
+    if (!percpu()) bpf_obj_free_fields(this, elem(0, index));
     return 0;
   }
 
@@ -115,6 +120,18 @@ class bpf_array final : public bpf_map {
 
   void static_regions(std::vector<BpfMapRegion> *out) override {
     out->push_back({value_.get(), cpu_stride_ * ncpus_, !rdonly_prog()});
+  }
+
+  // The index of a value (kernel: bpf_wq_work() computes it from the value's offset).
+  const void *map_key_of_value(void *value, u32 *idx) override {
+    if (percpu()) return nullptr;
+    *idx = (u32)((static_cast<u8 *>(value) - value_.get()) / elem_size_);
+    return idx;
+  }
+
+  void map_for_each_value(void (*fn)(bpf_map *, void *)) override {
+    if (percpu()) return;
+    for (u32 i = 0; i < max_entries; i++) fn(this, elem(0, i));
   }
 
  private:

@@ -36,6 +36,7 @@
 #include <cstring>
 
 #include "bpfvm/insn.h"
+#include "bpfvm/bpf_async.h"
 #include "bpfvm/map_internal.h"
 #include "shim/errno.h"
 #include "shim/smp.h"
@@ -103,6 +104,8 @@ class bpf_htab final : public bpf_map {
         buckets_(new bucket[n_buckets]) {}
 
   ~bpf_htab() override {
+    // No async callback may run on the elements any more.
+    bpf_map_release_async(this);
     // No reader is left: free every element now (pending RCU frees own their elements).
     for (u32 i = 0; i < n_buckets_; i++) {
       htab_elem *l = buckets_[i].head.load(std::memory_order_relaxed);
@@ -111,6 +114,23 @@ class bpf_htab final : public bpf_map {
         free_elem_now(l);
         l = n;
       }
+    }
+  }
+
+  // The element's key sits right before its value (kernel: value - round_up(key_size, 8)).
+  const void *map_key_of_value(void *value, u32 *) override {
+    if (percpu()) return nullptr;
+    return static_cast<u8 *>(value) - key_round_;
+  }
+
+  void map_for_each_value(void (*fn)(bpf_map *, void *)) override {
+    if (percpu()) return;
+    for (u32 i = 0; i < n_buckets_; i++) {
+      spin_lock(&buckets_[i].lock);
+      for (htab_elem *l = buckets_[i].head.load(std::memory_order_relaxed); l;
+           l = l->next.load(std::memory_order_relaxed))
+        fn(this, value_of(l, 0));
+      spin_unlock(&buckets_[i].lock);
     }
   }
 
@@ -239,7 +259,12 @@ class bpf_htab final : public bpf_map {
     free_elem_now(reinterpret_cast<htab_elem *>(reinterpret_cast<u8 *>(head) -
                                                 offsetof(htab_elem, rcu)));
   }
-  void free_elem_rcu(htab_elem *l) { bpf_call_rcu_both(&l->rcu, free_elem_cb); }
+  // An unlinked element: its async objects are cancelled and freed at once (check_and_free_fields),
+  // its memory after the grace periods.
+  void free_elem_rcu(htab_elem *l) {
+    if (!percpu()) bpf_obj_free_fields(this, value_of(l, 0));
+    bpf_call_rcu_both(&l->rcu, free_elem_cb);
+  }
 
   // Reserves room for one more element: -E2BIG when the map holds max_entries.
   bool reserve_slot() {

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "bpfvm/bpf_async.h"
 #include "bpfvm/btf_util.h"
 #include "bpfvm/helpers_impl.h"
 #include "bpfvm/loader.h"
@@ -46,7 +47,10 @@ u64 unresolved_kfunc(u64, u64, u64, u64, u64) {
 
 }  // namespace
 
-BpfLoadedObject::~BpfLoadedObject() = default;
+BpfLoadedObject::~BpfLoadedObject() {
+  // map_release_uref: no async callback of the maps may run once the programs are gone.
+  for (const auto &m : maps_) bpf_map_release_async(m.get());
+}
 
 absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::open(
     const std::string &path, const KfuncRegistry *kfuncs, const BpfLinkOptions &opts) {
@@ -108,6 +112,7 @@ absl::Status BpfLoadedObject::create_maps() {
     } else if (spec.origin == MapOrigin::kBtfMaps) {
       a.spin_lock_off = btf_find_spin_lock_off(obj_.btf.get(), spec.btf_value_type_id);
       a.wq_off = btf_find_wq_off(obj_.btf.get(), spec.btf_value_type_id);
+      a.timer_off = btf_find_timer_off(obj_.btf.get(), spec.btf_value_type_id);
     }
     if (spec.origin == MapOrigin::kStructOps || spec.origin == MapOrigin::kStructOpsLink) {
       // The struct_ops value is registered with its subsystem when attached (kernel_env), not

@@ -115,6 +115,11 @@ class BpfLoadedProg {
   u64 run_in_rcu(void *ctx);
 
   const BpfCallback *find_callback(u64 value) const;
+  // Runs callback cb of this program (a fast() one) from an async context, a bpf_wq work item:
+  // on the current task with r1..r3 = args and the run context installed (bpf_loop and the
+  // kfuncs that name the program work inside). The caller holds the read side the callback
+  // needs (RCU-tasks-trace with migration disabled for a sleepable one). Returns r0.
+  u64 run_async_callback(const BpfCallback &cb, const u64 args[3]) const;
 
  private:
   friend class BpfLoadedObject;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/runtime_run.cc: running a loaded program on the current task (fast or checked), its
-// bpf_loop callbacks, and BPF_PROG_TEST_RUN for SYSCALL programs.
+// bpf_loop and async (bpf_wq) callbacks, and BPF_PROG_TEST_RUN for SYSCALL programs.
 // Mirrors: include/linux/filter.h (bpf_prog_run, bpf_prog_run_pin_on_cpu), net/bpf/test_run.c
 //          (bpf_prog_test_run_syscall), kernel/bpf/syscall.c (bpf_prog_test_run) (Linux 6.19)
 // Emulation: see bpfvm/runtime.h.
@@ -96,6 +96,18 @@ std::string BpfLoadedProg::refusal() const {
   if (!verdict_.available)
     return "program '" + name() + "' was not verified (link with run_unverified to run it checked)";
   return "the verifier rejected program '" + name() + "': " + verdict_.error;
+}
+
+u64 BpfLoadedProg::run_async_callback(const BpfCallback &cb, const u64 args[3]) const {
+  if (!fast()) return 0;  // bpf_async.cc refuses unverified programs the async kfuncs
+  bpf_run_ctx rc;
+  rc.prog = this;
+  rc.run_callback = run_callback;
+  bpf_run_ctx *old = bpf_set_run_ctx(&rc);
+  const u64 a[5] = {args[0], args[1], args[2], 0, 0};
+  const u64 r0 = cb.exec->run_fast(a);
+  bpf_reset_run_ctx(old);
+  return r0;
 }
 
 u64 BpfLoadedProg::run_in_rcu(void *ctx) {

@@ -56,6 +56,8 @@ struct bpf_verifier_map {
   s32 spin_lock_off = -1;
   // Offset of the struct bpf_wq in the value, -1 if none.
   s32 wq_off = -1;
+  // Offset of the struct bpf_timer in the value, -1 if none.
+  s32 timer_off = -1;
 };
 
 // Log verbosity (BPF_LOG_LEVEL1 / BPF_LOG_LEVEL2 / BPF_LOG_STATS).

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/verifier_calls.cc: helper calls (checked against helper_proto.h), kfunc calls (checked
-// against the kfunc registry's signatures and KF_* flags), bpf-to-bpf calls and bpf_loop
-// callbacks.
+// against the kfunc registry's signatures and KF_* flags), bpf-to-bpf calls, bpf_loop callbacks
+// and async callbacks (bpf_wq_set_callback_impl: verified on a path of their own).
 //
 // Mirrors: kernel/bpf/verifier.c (check_helper_call, check_func_arg, check_reg_type,
 //          check_mem_size_reg, check_map_func_compatibility, check_kfunc_call,
 //          check_kfunc_args, check_func_call, prepare_func_exit, process_spin_lock,
-//          set_loop_callback_state) (Linux 6.19)
+//          set_loop_callback_state, check_map_field_pointer, process_wq_func,
+//          process_timer_func, push_callback_call, set_timer_callback_state) (Linux 6.19)
 // Emulation: kfunc pointer arguments must be trusted (or RCU with KF_RCU) whether or not the
 //   kfunc says KF_TRUSTED_ARGS, and kfunc struct results are trusted, as in the 7.0 window
 //   (see ../shared/reference/kernel-semantics.md 5.1). A bpf_loop callback is verified once
 //   from a widened entry state (the scalars of the stack frame its context points into become
 //   unknown) and its exit must stay within that entry state, instead of the kernel's
-//   iterate-until-convergence scheme. kfunc callback arguments are not supported.
+//   iterate-until-convergence scheme. The only kfunc callback arguments are the bpf_wq ones
+//   (async callbacks), found by the argument kind rather than by the kfunc's BTF id.
+//   bpf_timer callbacks are async callbacks too, not sleepable.
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -122,6 +125,51 @@ bool btf_struct_ids_match(const bpf_verifier_env &env, const char *have, s32 off
   return false;
 }
 
+// check_map_field_pointer(): regno points to the special field `what` of its map value, at
+// field_off (-1: the value has none).
+int check_map_field_pointer(bpf_verifier_env &env, u32 regno, const char *what, s32 field_off) {
+  const bpf_reg_state &reg = env.cur->cur().regs[regno];
+  if (!tnum_is_const(reg.var_off)) {
+    env.verbose_err("R%u doesn't have constant offset. %s has to be at the constant offset", regno,
+                    what);
+    return -EINVAL;
+  }
+  if (field_off < 0) {
+    env.verbose_err("map '%s' has no valid %s", reg.map_ptr->name.c_str(), what);
+    return -EINVAL;
+  }
+  const s64 off = (s64)reg.var_off.value + reg.off;
+  if (off != field_off) {
+    env.verbose_err("off %lld doesn't point to 'struct %s' that is at %d", (long long)off, what,
+                    field_off);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+// push_callback_call() of an async callback with set_timer_callback_state(): the callback's path
+// is queued with r1 = the map, r2 = a key of it, r3 = a value of it (the one holding the
+// bpf_wq/bpf_timer), r4 and r5 uninitialised. The caller continues after the call.
+int push_async_callback(bpf_verifier_env &env, u32 subprog, u32 insn_idx,
+                        const bpf_verifier_map *map, u32 map_idx, bool sleepable) {
+  if (subprog >= env.subprogs.size() || !map) {
+    env.verbose_err("verifier internal error: async callback without a subprogram or map");
+    return -EFAULT;
+  }
+  bpf_verifier_state *st = push_async_cb(env, subprog, insn_idx, sleepable);
+  if (!st) return -E2BIG;
+  bpf_func_state &callee = st->frame[0];
+  auto map_reg = [&](bpf_reg_state &r, u32 type) {
+    mark_reg_ptr(r, type);
+    r.map_ptr = map;
+    r.map_idx = map_idx;
+  };
+  map_reg(callee.regs[BPF_REG_1], CONST_PTR_TO_MAP);
+  map_reg(callee.regs[BPF_REG_2], PTR_TO_MAP_KEY);
+  map_reg(callee.regs[BPF_REG_3], PTR_TO_MAP_VALUE);
+  return 0;
+}
+
 int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_proto &fn,
                    call_meta &meta) {
   const u32 regno = arg + 1;
@@ -145,6 +193,13 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
   switch (base) {
     case ARG_CONST_MAP_PTR:
       if (reg.type != CONST_PTR_TO_MAP) return type_mismatch(env, regno, reg, "map_ptr");
+      // bpf_timer_init(timer, map): the map holding the timer. Emulation: no map-in-map, so
+      // every map_uid is 0.
+      if (meta.map && meta.map != reg.map_ptr) {
+        env.verbose_err("timer pointer in R1 map_uid=0 doesn't match map pointer in R%u map_uid=0",
+                        regno);
+        return -EINVAL;
+      }
       meta.map = reg.map_ptr;
       meta.map_idx = reg.map_idx;
       if (!bpf_map_func_compatible(reg.map_ptr->map_type, fn.func_id)) {
@@ -239,6 +294,14 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
       }
       return 0;
     }
+    case ARG_PTR_TO_TIMER:
+      // process_timer_func()
+      if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
+      if (int err = check_map_field_pointer(env, regno, "bpf_timer", reg.map_ptr->timer_off))
+        return err;
+      meta.map = reg.map_ptr;
+      meta.map_idx = reg.map_idx;
+      return 0;
     case ARG_PTR_TO_FUNC:
       if (reg.type != PTR_TO_FUNC) return type_mismatch(env, regno, reg, "func");
       meta.subprogno = (int)reg.subprogno;
@@ -323,7 +386,7 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
     env.verbose_err("cannot call GPL-restricted function from non-GPL compatible program");
     return -EINVAL;
   }
-  if (fn->might_sleep && !env.sleepable) {
+  if (fn->might_sleep && !in_sleepable(env)) {
     env.verbose_err("helper call might sleep in a non-sleepable prog");
     return -EINVAL;
   }
@@ -361,6 +424,10 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
   }
   if (meta.release_ref)
     if (int err = release_reference(env, meta.release_ref)) return err;
+  // A timer callback: an async callback that may not sleep.
+  if (func_id == BPF_FUNC_timer_set_callback)
+    if (int err = push_async_callback(env, (u32)meta.subprogno, idx, meta.map, meta.map_idx, false))
+      return err;
 
   clear_caller_saved_regs(env);
   bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];
@@ -428,7 +495,7 @@ int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) 
     env.verbose_err("calling kernel function %s is not allowed", name);
     return -EACCES;
   }
-  if (kf->has(KF_SLEEPABLE) && !env.sleepable) {
+  if (kf->has(KF_SLEEPABLE) && !in_sleepable(env)) {
     env.verbose_err("program must be sleepable to call sleepable kfunc %s", name);
     return -EACCES;
   }
@@ -441,10 +508,15 @@ int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) 
     return -EINVAL;
   }
   u32 release_ref = 0;
+  // The map of a struct bpf_wq argument, and the callback subprogram (kernel: meta.map.ptr,
+  // meta.subprogno).
+  const bpf_verifier_map *wq_map = nullptr;
+  int subprogno = -1;
   bpf_func_state &f = env.cur->cur();
   for (size_t i = 0; i < kf->args.size(); i++) {
     const u32 regno = (u32)i + 1;
     const emu::KfuncArg &a = kf->args[i];
+    if (a.kind == emu::KfuncArgKind::kIgnored) continue;  // not even read
     if (int err = check_reg_arg(env, regno, SRC_OP)) return err;
     const bpf_reg_state &reg = f.regs[regno];
     switch (a.kind) {
@@ -511,20 +583,49 @@ int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) 
       }
       case emu::KfuncArgKind::kPtrToMap:
         if (reg.type != CONST_PTR_TO_MAP) return type_mismatch(env, regno, reg, "map_ptr");
+        // bpf_wq_init(wq, map): the map holding the bpf_wq. Emulation: no map-in-map, so
+        // every map_uid is 0.
+        if (wq_map && reg.map_ptr->wq_off >= 0 && wq_map != reg.map_ptr) {
+          env.verbose_err(
+              "workqueue pointer in R1 map_uid=0 doesn't match map pointer in R%u map_uid=0", regno);
+          return -EINVAL;
+        }
         break;
       case emu::KfuncArgKind::kPtrToMapValue:
-      case emu::KfuncArgKind::kPtrToWq:
         if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
         break;
+      case emu::KfuncArgKind::kPtrToWq:
+        if (reg.type != PTR_TO_MAP_VALUE) {
+          env.verbose_err("arg#%zu doesn't point to a map value", i);
+          return -EINVAL;
+        }
+        if (int err = check_map_field_pointer(env, regno, "bpf_wq", reg.map_ptr->wq_off))
+          return err;
+        wq_map = reg.map_ptr;
+        break;
       case emu::KfuncArgKind::kCallback:
-        env.verbose_err("kfunc %s: callback arguments are not supported by this verifier", name);
-        return -EOPNOTSUPP;
+        if (reg.type != PTR_TO_FUNC) {
+          env.verbose_err("arg%zu expected pointer to func", i);
+          return -EINVAL;
+        }
+        subprogno = (int)reg.subprogno;
+        break;
+      case emu::KfuncArgKind::kIgnored:
       case emu::KfuncArgKind::kVoid:
         break;
     }
   }
   if (release_ref)
     if (int err = release_reference(env, release_ref)) return err;
+  if (subprogno >= 0) {
+    // The only callback-taking kfuncs registered are bpf_wq_set_callback{,_impl}: an async,
+    // sleepable callback called with the bpf_wq's (map, key, value).
+    if (int err = push_async_callback(env, (u32)subprogno, insn_idx, f.regs[BPF_REG_1].map_ptr,
+                                      f.regs[BPF_REG_1].map_idx, true)) {
+      env.verbose_err("kfunc %s#%d failed callback verification", name, k);
+      return err;
+    }
+  }
 
   clear_caller_saved_regs(env);
   bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];

@@ -4,7 +4,7 @@
 // 1,000,000-instruction complexity limit.
 //
 // Mirrors: kernel/bpf/verifier.c (bpf_check, do_check, do_check_common, push_stack, pop_stack,
-//          check_ld_imm, check_return_code, process_bpf_exit) (Linux 6.19)
+//          push_async_cb, check_ld_imm, check_return_code, process_bpf_exit) (Linux 6.19)
 // Emulation: see verifier.h (privileged semantics without pointer leaks). Legacy packet loads
 //   and callx are rejected (no skb, no callx in the kernel).
 #include <algorithm>
@@ -38,6 +38,29 @@ bpf_verifier_state *push_stack(bpf_verifier_env &env, u32 insn_idx, u32 prev_ins
   st->insn_idx = insn_idx;
   st->prev_insn_idx = prev_insn_idx;
   if (st->parent) st->parent->branches++;
+  env.stack.push_back(std::move(st));
+  return env.stack.back().get();
+}
+
+bpf_verifier_state *push_async_cb(bpf_verifier_env &env, u32 subprog, u32 prev_insn_idx,
+                                  bool sleepable) {
+  if (env.stack.size() >= BPF_COMPLEXITY_LIMIT_JMP_SEQ) {
+    env.verbose_err("The sequence of %u jumps is too complex for async cb.",
+                    (u32)env.stack.size());
+    return nullptr;
+  }
+  // Not a copy of the caller's state: the callback runs later, on a stack of its own.
+  auto st = std::make_unique<bpf_verifier_state>();
+  st->frame.emplace_back();
+  bpf_func_state &f = st->frame.back();
+  for (bpf_reg_state &r : f.regs) mark_reg_not_init(r);
+  mark_reg_ptr(f.regs[BPF_REG_FP], PTR_TO_STACK);
+  f.subprogno = subprog;
+  f.in_async_callback_fn = true;
+  st->in_sleepable = sleepable;
+  st->async_entry_cnt = env.cur->async_entry_cnt + 1;
+  st->insn_idx = env.subprogs[subprog].start;
+  st->prev_insn_idx = prev_insn_idx;
   env.stack.push_back(std::move(st));
   return env.stack.back().get();
 }
@@ -117,10 +140,37 @@ int check_ld_imm(bpf_verifier_env &env, const bpf_insn &insn, u32 idx) {
   }
 }
 
+// verbose_invalid_scalar(): what is known of a scalar outside its range.
+std::string scalar_has(const bpf_reg_state &r0) {
+  std::string has;
+  if (r0.smin_value != INT64_MIN) has += absl::StrFormat(" smin=%d", r0.smin_value);
+  if (r0.smax_value != INT64_MAX) has += absl::StrFormat(" smax=%d", r0.smax_value);
+  if (has.empty()) has = " unknown scalar value";
+  return has;
+}
+
 int check_return_code(bpf_verifier_env &env) {
   if (int err = check_reg_arg(env, BPF_REG_0, SRC_OP)) return err;
   const bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];
   const bpf_prog_type_desc &pt = env.ptype;
+  if (env.cur->cur().in_async_callback_fn) {
+    // Async callbacks (bpf_wq, bpf_timer) return 0.
+    if (is_pointer(r0) && !env.opts.allow_ptr_leaks) {
+      env.verbose_err("R0 leaks addr as return value");
+      return -EACCES;
+    }
+    if (r0.type != SCALAR_VALUE) {
+      env.verbose_err("At async callback return the register R0 is not a known value (%s)",
+                      reg_type_name(r0.type).c_str());
+      return -EINVAL;
+    }
+    if (r0.smin_value < 0 || r0.smax_value > 0) {
+      env.verbose_err("At async callback return the register R0 has%s should have been in [0, 0]",
+                      scalar_has(r0).c_str());
+      return -EINVAL;
+    }
+    return 0;
+  }
   if (pt.has_retval_range) {
     if (r0.type != SCALAR_VALUE) {
       env.verbose_err("At program exit the register R0 is not a known value (%s)",
@@ -128,10 +178,7 @@ int check_return_code(bpf_verifier_env &env) {
       return -EINVAL;
     }
     if (r0.smin_value < pt.ret_min || r0.smax_value > pt.ret_max) {
-      std::string has;
-      if (r0.smin_value != INT64_MIN) has += absl::StrFormat(" smin=%d", r0.smin_value);
-      if (r0.smax_value != INT64_MAX) has += absl::StrFormat(" smax=%d", r0.smax_value);
-      if (has.empty()) has = " unknown scalar value";
+      const std::string has = scalar_has(r0);
       env.verbose_err("At program exit the register R0 has%s should have been in [%lld, %lld]",
                       has.c_str(), (long long)pt.ret_min, (long long)pt.ret_max);
       return -EINVAL;

@@ -105,6 +105,14 @@ int check_map_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
       return -EACCES;
     }
   }
+  if (map->timer_off >= 0) {
+    const s64 lo = reg.smin_value + reg.off + off;
+    const s64 hi = (s64)reg.umax_value + reg.off + off + size;
+    if (lo < map->timer_off + 16 && hi > map->timer_off) {  // sizeof(struct bpf_timer)
+      env.verbose_err("bpf_timer cannot be accessed directly by load/store");
+      return -EACCES;
+    }
+  }
   (void)t;
   return 0;
 }

@@ -24,6 +24,7 @@ BpfVerifierInputs bpf_verifier_inputs(const BpfObject &obj) {
     // The same lookup as the map's creation (runtime.cc): the verifier and the map agree.
     vm.spin_lock_off = btf_find_spin_lock_off(obj.btf.get(), m.btf_value_type_id);
     vm.wq_off = btf_find_wq_off(obj.btf.get(), m.btf_value_type_id);
+    vm.timer_off = btf_find_timer_off(obj.btf.get(), m.btf_value_type_id);
     in.maps.push_back(vm);
   }
   for (const Extern &e : obj.externs) in.kfuncs.push_back(e.kind == ExternKind::kKfunc ? e.kfunc : nullptr);

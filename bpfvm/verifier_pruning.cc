@@ -251,11 +251,14 @@ bool states_equal_masked(const bpf_verifier_state &old, const bpf_verifier_state
     return false;
   if (old.active_lock.held != cur.active_lock.held || old.active_lock.map != cur.active_lock.map)
     return false;
+  if (old.in_sleepable != cur.in_sleepable) return false;
   idmap ids;
   if (old.active_lock.held && !ids.check(old.active_lock.id, cur.active_lock.id)) return false;
   for (size_t i = 0; i < old.frame.size(); i++) {
     const bpf_func_state &o = old.frame[i], &c = cur.frame[i];
-    if (o.callsite != c.callsite || o.in_callback_fn != c.in_callback_fn) return false;
+    if (o.callsite != c.callsite || o.in_callback_fn != c.in_callback_fn ||
+        o.in_async_callback_fn != c.in_async_callback_fn)
+      return false;
     if (o.in_callback_fn && o.callback != c.callback) return false;
     const u16 live = masks.live[i];
     const u16 precise = masks.precise[i];
@@ -314,8 +317,10 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
     bpf_verifier_state_list &sl = list[i];
     bool miss = true;
     if (sl.node->branches > 0) {
-      // An ancestor of this path: the program looped back here.
-      if (states_equal_masked(*sl.state, cur, bpf_exact::exact, masks, uninit)) {
+      // An ancestor of this path: the program looped back here. A path that came through one
+      // more async callback is a later run of the callback, not a loop (async_entry_cnt).
+      if (sl.state->async_entry_cnt == cur.async_entry_cnt &&
+          states_equal_masked(*sl.state, cur, bpf_exact::exact, masks, uninit)) {
         env.verbose_err("infinite loop detected at insn %u", insn_idx);
         return -EINVAL;
       }

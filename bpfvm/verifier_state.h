@@ -85,6 +85,9 @@ struct bpf_func_state {
   u32 subprogno = 0;
   bool in_callback_fn = false;
   std::shared_ptr<const bpf_callback_entry> callback;  // in_callback_fn: the loop invariant
+  // Frame 0 of an async callback's path (bpf_wq, bpf_timer): it starts on a fresh stack with
+  // (map, key, value) and must return 0.
+  bool in_async_callback_fn = false;
   std::vector<bpf_stack_state> stack;  // stack[spi] covers [-(spi+1)*8, -spi*8) from fp
 };
 
@@ -112,6 +115,11 @@ struct bpf_verifier_state {
   std::vector<bpf_func_state> frame;  // frame.back() is the current frame
   std::vector<bpf_reference_state> refs;
   bpf_active_lock active_lock;
+  // The path runs sleepable (a bpf_wq callback) whatever the program is (kernel: in_sleepable).
+  bool in_sleepable = false;
+  // The async callbacks this path went through (a path that reaches an explored state through
+  // one more of them is not looping).
+  u32 async_entry_cnt = 0;
   bpf_branch_node *parent = nullptr;  // the last checkpoint on this path
   u32 insn_idx = 0;
   u32 prev_insn_idx = 0;
@@ -317,6 +325,15 @@ void update_branch_counts(bpf_verifier_env &env, bpf_branch_node *node);
 // --- exploration (verifier_main.cc) ---------------------------------------------------------
 // Queues a copy of the current state to be explored from insn_idx (kernel: push_stack).
 bpf_verifier_state *push_stack(bpf_verifier_env &env, u32 insn_idx, u32 prev_insn_idx);
+// Queues the path of an async callback (kernel: push_async_cb): a fresh state whose only frame
+// runs subprogram `subprog`, sleepable for bpf_wq callbacks. nullptr (logged) when the queue is
+// full.
+bpf_verifier_state *push_async_cb(bpf_verifier_env &env, u32 subprog, u32 prev_insn_idx,
+                                  bool sleepable);
+// The current path may sleep: a sleepable program, or a bpf_wq callback's path.
+inline bool in_sleepable(const bpf_verifier_env &env) {
+  return env.sleepable || env.cur->in_sleepable;
+}
 // Discards the state push_stack() just queued (an impossible branch).
 void drop_pushed_state(bpf_verifier_env &env);
 // Abandons the current path (impossible) and continues with the state just queued.

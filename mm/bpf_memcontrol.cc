@@ -3,7 +3,8 @@
 // bpf_memcontrol.h).
 //
 // Mirrors: mm/bpf_memcontrol.c (upstream kfuncs; the posted series' bpf_memcg_ops and
-//          bpf_proactive_reclaim), kernel/bpf/cgroup_iter.c (Linux 6.19)
+//          bpf_proactive_reclaim), kernel/bpf/cgroup_iter.c, kernel/bpf/helpers.c
+//          (bpf_cgroup_from_id, bpf_cgroup_release) (Linux 6.19)
 // Emulation: see bpf_memcontrol.h.
 // Emulation: the kernel-object layouts given to the verifier are the emulator's own (offsets
 //   computed here), not vmlinux's; programs declaring their own structs must match them.
@@ -95,6 +96,21 @@ long bpf_proactive_reclaim(mem_cgroup *memcg, unsigned long size, int swappiness
   return (long)(reclaimed * PAGE_SIZE);
 }
 
+cgroup *bpf_cgroup_from_id(u64 cgid) {
+  if (cgid == 0 || cgid > (u64)MEM_CGROUP_ID_MAX) return nullptr;
+  cgroup *cgrp = nullptr;
+  rcu_read_lock();
+  mem_cgroup *memcg = mem_cgroup_from_id((unsigned short)cgid);
+  // A cgroup being removed is not found (kernel: its kernfs node is deactivated first).
+  if (memcg && memcg->css.cgroup && memcg->css.cgroup->id == cgid &&
+      css_tryget_online(&memcg->css))
+    cgrp = memcg->css.cgroup;
+  rcu_read_unlock();
+  return cgrp;
+}
+
+void bpf_cgroup_release(cgroup *cgrp) { css_put(cgrp->subsys_css); }
+
 namespace {
 
 using emu::KfuncArg;
@@ -121,6 +137,13 @@ u64 k_page_state(u64 m, u64 idx, u64, u64, u64) {
 }
 u64 k_flush(u64 m, u64, u64, u64, u64) {
   bpf_mem_cgroup_flush_stats((mem_cgroup *)(uintptr_t)m);
+  return 0;
+}
+u64 k_cgroup_from_id(u64 id, u64, u64, u64, u64) {
+  return (u64)(uintptr_t)bpf_cgroup_from_id(id);
+}
+u64 k_cgroup_release(u64 c, u64, u64, u64, u64) {
+  bpf_cgroup_release((cgroup *)(uintptr_t)c);
   return 0;
 }
 u64 k_reclaim(u64 m, u64 size, u64 sw, u64, u64) {
@@ -253,6 +276,13 @@ void register_kfuncs(emu::BpfKernelEnv &env) {
   must(env.add_kfunc({"bpf_mem_cgroup_flush_stats", KfuncArg::void_(), {memcg},
                       KF_TRUSTED_ARGS | KF_SLEEPABLE, k_flush}),
        "bpf_mem_cgroup_flush_stats");
+  // kernel/bpf/helpers.c's generic set: a cgroup by id, acquired.
+  must(env.add_kfunc({"bpf_cgroup_from_id", KfuncArg::ptr_to("cgroup"), {KfuncArg::scalar(8)},
+                      KF_ACQUIRE | KF_RET_NULL, k_cgroup_from_id}),
+       "bpf_cgroup_from_id");
+  must(env.add_kfunc({"bpf_cgroup_release", KfuncArg::void_(), {KfuncArg::ptr_to("cgroup")},
+                      KF_RELEASE, k_cgroup_release}),
+       "bpf_cgroup_release");
   // The posted series: reclaim only from SYSCALL programs (other sleepable programs may hold
   // filesystem locks its shrinkers could deadlock on).
   KfuncDesc r{"bpf_proactive_reclaim", KfuncArg::scalar(8, true),

@@ -4,7 +4,9 @@
 //  - the memcg kfuncs (kernel-semantics.md 5.1): bpf_get_root_mem_cgroup, bpf_get_mem_cgroup,
 //    bpf_put_mem_cgroup, bpf_mem_cgroup_usage, bpf_mem_cgroup_memory_events,
 //    bpf_mem_cgroup_vm_events, bpf_mem_cgroup_page_state, bpf_mem_cgroup_flush_stats, and
-//    bpf_proactive_reclaim (5.5, SYSCALL programs only);
+//    bpf_proactive_reclaim (5.5, SYSCALL programs only), and kernel/bpf/helpers.c's
+//    bpf_cgroup_from_id / bpf_cgroup_release (a cgroup by its id, as programs find the memcg
+//    of a cgroup id: bpf_cgroup_from_id + bpf_get_mem_cgroup(&cgrp->self));
 //  - the struct_ops type bpf_memcg_ops with its high_policy member and the read-only
 //    struct bpf_memcg_ctx (5.4, the posted series), and bpf_tcp_ops with its skmem_charged
 //    member and struct bpf_tcp_sock_ctx (mm/bpf_tcp_ops.h);
@@ -14,6 +16,10 @@
 //
 // Mirrors: mm/bpf_memcontrol.c, include/linux/bpf_memcontrol.h (posted series),
 //          kernel/bpf/cgroup_iter.c (Linux 6.19)
+// Emulation: bpf_cgroup_from_id() finds the cgroup through memcg's id table (every cgroup has
+//   the memory css, whose id is the cgroup's id) and holds a reference on that css (the cgroup
+//   itself is not reference counted here); a cgroup being removed is not found, as the kernel's
+//   lookup fails once rmdir() deactivated its kernfs node.
 // Emulation: the cgroup iterator target and the rwsem tracing targets belong to kernel/ and
 //   shim/ in the kernel's layout, but only mm/ sees both them and bpfvm/, so they are
 //   registered here. Registration describes programs for the verifier; attaching struct_ops
@@ -30,6 +36,7 @@ namespace umemcg {
 struct mem_cgroup;
 struct task_struct;
 struct cgroup_subsys_state;
+struct cgroup;
 
 // The posted series' read-only context of bpf_memcg_ops.high_policy (same layout).
 struct bpf_memcg_ctx {
@@ -63,5 +70,7 @@ unsigned long bpf_mem_cgroup_vm_events(mem_cgroup *memcg, int event);
 unsigned long bpf_mem_cgroup_page_state(mem_cgroup *memcg, int idx);
 void bpf_mem_cgroup_flush_stats(mem_cgroup *memcg);
 long bpf_proactive_reclaim(mem_cgroup *memcg, unsigned long size, int swappiness);
+struct cgroup *bpf_cgroup_from_id(u64 cgid);
+void bpf_cgroup_release(struct cgroup *cgrp);
 
 }  // namespace umemcg

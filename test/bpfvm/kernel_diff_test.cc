@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bpfvm/bpf_async.h"
 #include "bpfvm/loader.h"
 #include "bpfvm/opcodes.h"
 #include "bpfvm/verifier_obj.h"
@@ -257,6 +258,8 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
   }
   KfuncRegistry reg;
   testing::add_memcg_kfuncs(reg);
+  // The generic bpf_wq kfuncs (rt_wq.bpf.o): the host kernel has them since 6.10.
+  for (KfuncDesc &d : bpf_async_kfuncs()) REQUIRE(reg.add(std::move(d)).ok());
   std::vector<std::string> files;
   for (const auto &e : std::filesystem::directory_iterator(UMEMCG_BPF_PROGS_DIR))
     if (e.path().string().ends_with(".bpf.o")) files.push_back(e.path().string());

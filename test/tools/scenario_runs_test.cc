@@ -63,6 +63,7 @@ TEST_CASE("scenario registry: the seeds' order, each once", "[tools][scenario]")
   CHECK(names == expected);
   CHECK(std::count(names.begin(), names.end(), "stat-fetch") == 1);
   CHECK(std::count(names.begin(), names.end(), "stock-designs") == 1);
+  CHECK(names == order);  // all four
   for (const Scenario &s : all) {
     CHECK(s.run);
     CHECK(s.report);

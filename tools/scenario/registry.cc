@@ -10,6 +10,7 @@ namespace umemcg::scenario {
 const std::vector<Scenario> &scenarios() {
   static const std::vector<Scenario> kAll = {
       kernfs_notify_scenario(),
+      async_reclaim_scenario(),
       stat_fetch_scenario(),
       stock_designs_scenario(),
   };
