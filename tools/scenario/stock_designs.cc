@@ -504,7 +504,7 @@ Report report(const Summary &s) {
                               fmt(kDeltaTolerance * 100, 0) +
                               "% of base, fastest repetitions compared (" + fmt_pct(delta_min) +
                               "; medians " + fmt_pct(delta) + "; seed " + row.seed_delta + ")",
-                          std::fabs(delta_min) <= kDeltaTolerance});
+                          std::fabs(delta_min) <= kDeltaTolerance, /*host_timed=*/true});
   }
   const double host = med(s, "host-kernel", "kernel_per_page_host_ns");
   const double ours = std::max(med(s, "v2-base", "per_page_host_ns"),
