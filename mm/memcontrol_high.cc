@@ -75,6 +75,8 @@ void memcg_check_high(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int batch) {
                   reinterpret_cast<std::uint64_t>(over_limit), gfp_mask);
     if (memcg_high_policy_fn fn = g_high_policy.load(std::memory_order_acquire)) {
       u32 req = fn(charged, over_limit, gfp_mask) & BPF_MEMCG_HIGH_VALID_MASK;
+      UMEMCG_FEXIT(hp_high_policy, req, reinterpret_cast<std::uint64_t>(charged),
+                   reinterpret_cast<std::uint64_t>(over_limit), gfp_mask);
       if (req & BPF_MEMCG_HIGH_DEFER_INLINE) return;
     }
     __mem_cgroup_handle_over_high(gfp_mask);

@@ -45,6 +45,7 @@
 #include "shim/machine.h"
 #include "shim/workqueue.h"
 #include "tools/scenario/scenario.h"
+#include "tools/scenario/trace.h"
 
 #ifndef UMEMCG_SCENARIO_PROGS_DIR
 #error "UMEMCG_SCENARIO_PROGS_DIR must name the directory of the compiled policy object"
@@ -201,8 +202,22 @@ std::map<std::string, double> run_variant(const RunOptions &opts, Variant v) {
       // The reclaimer keeps ticking (a wq run each tick): its runs now find no target.
       msleep((unsigned int)(3 * sz.period_ns / NSEC_PER_MSEC));
     }
+    const int hp_pid = emu::process_pid(hp), lp_pid = lp ? emu::process_pid(lp) : 0;
     const int hs = emu::process_wait(hp);
     const int ls = lp ? emu::process_wait(lp) : 0;
+    if (TraceWriter *tw = opts.trace) {
+      // The workloads as threads, each a span from the start to its last pass.
+      tw->thread_name(hp_pid, "pressured (high)");
+      if (high_s >= 0)
+        tw->complete(hp_pid, "pressured workload", "workload", t0,
+                     static_cast<std::uint64_t>(high_s * 1e9));
+      if (lp_pid) {
+        tw->thread_name(lp_pid, "harvested (low)");
+        if (low_s >= 0)
+          tw->complete(lp_pid, "harvested workload", "workload", t0,
+                       static_cast<std::uint64_t>(low_s * 1e9));
+      }
+    }
     if (hs || ls) m["error"] = 1;
     m["high_s"] = high_s;
     if (v != Variant::dying) m["low_s"] = low_s;
@@ -224,10 +239,23 @@ std::map<std::string, double> run_variant(const RunOptions &opts, Variant v) {
       // Every outcome is in the ring buffer: count them by kind.
       double ev[4] = {0, 0, 0, 0};
       emu::RingBuffer rb;
+      // The reclaimer's decisions and passes as instants on a thread of their own (the
+      // records carry the machine time of each outcome).
+      constexpr int kReclaimerTid = 1000000;
+      if (opts.trace) opts.trace->thread_name(kReclaimerTid, "bpf reclaimer (wq)");
       if (rb.add(lo->find_map("events"), [&](const void *d, size_t n) {
             if (n == sizeof(policy_event)) {
-              const u32 k = static_cast<const policy_event *>(d)->kind;
-              if (k < 4) ev[k]++;
+              const auto *e = static_cast<const policy_event *>(d);
+              if (e->kind < 4) ev[e->kind]++;
+              if (opts.trace) {
+                static const char *const kNames[] = {"?", "RECLAIMED", "RECLAIM_FAILED",
+                                                     "TARGET_GONE"};
+                opts.trace->instant(kReclaimerTid, kNames[e->kind < 4 ? e->kind : 0], "policy",
+                                    e->time_ns,
+                                    {{"bytes", e->bytes},
+                                     {"err", e->err},
+                                     {"refault_delta", e->refault_delta}});
+              }
             }
             return 0;
           }) == 0)
@@ -248,9 +276,12 @@ std::map<std::string, double> run_variant(const RunOptions &opts, Variant v) {
 
 Metrics run(const RunOptions &opts) {
   Metrics out;
-  out["baseline"] = run_variant(opts, Variant::baseline);
-  out["bpf"] = run_variant(opts, Variant::bpf);
-  out["dying"] = run_variant(opts, Variant::dying);
+  const std::pair<Variant, const char *> variants[] = {
+      {Variant::baseline, "baseline"}, {Variant::bpf, "bpf"}, {Variant::dying, "dying"}};
+  for (const auto &[v, name] : variants) {
+    if (opts.trace) opts.trace->begin_process(std::string("async-reclaim ") + name);
+    out[name] = run_variant(opts, v);
+  }
   return out;
 }
 

@@ -233,6 +233,17 @@ void on_over_high_exit(void *data, const std::uint64_t *, unsigned int, std::uin
   w->over_high_start.erase(it);
 }
 
+// The policy's answer (the dispatcher's exit point): a deferral is a trace instant.
+void on_high_policy_exit(void *data, const std::uint64_t *, unsigned int, std::uint64_t req) {
+  auto *w = static_cast<LockWatch *>(data);
+  if (!w->trace || !current || !(req & BPF_MEMCG_HIGH_DEFER_INLINE)) return;
+  std::lock_guard<std::mutex> g(w->mu);
+  w->name_thread(current);
+  w->trace->instant(current->pid, "high_policy: DEFER_INLINE", "policy",
+                    emu::Machine::get()->now_ns(),
+                    {{"nr_pages_over_high", current->memcg_nr_pages_over_high}});
+}
+
 // Attaches the measurement hooks for the machine's lifetime.
 class Hooks {
  public:
@@ -251,6 +262,7 @@ class Hooks {
     add("up_write", false, on_unlock, w);
     add("__mem_cgroup_handle_over_high", false, on_over_high_entry, w);
     add("__mem_cgroup_handle_over_high", true, on_over_high_exit, w);
+    add("memcg_high_policy", true, on_high_policy_exit, w);
   }
   // Task context (detaching waits for a grace period).
   void detach() {
