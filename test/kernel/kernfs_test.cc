@@ -449,6 +449,9 @@ TEST_CASE("inotify: IN_DELETE_SELF and IN_IGNORED on removal, IN_IGNORED on rm_w
     CHECK(ktime_get_ns() - t0 >= 2 * NSEC_PER_SEC);
     CHECK(ktime_get_ns() - t0 < 2 * NSEC_PER_SEC + 2 * NSEC_PER_MSEC);
 
+    // The test keeps f past its removal (the -ENOENT check below): a reference, as an open
+    // inode would hold, keeps the node from being freed after the grace period.
+    kernfs_get(f);
     kernfs_remove(d);
     // Leaves first: f's events, then d's.
     std::vector<std::pair<int, u32>> got;
@@ -458,6 +461,7 @@ TEST_CASE("inotify: IN_DELETE_SELF and IN_IGNORED on removal, IN_IGNORED on rm_w
                                                   {wd, IN_DELETE_SELF},
                                                   {wd, IN_IGNORED}});
     CHECK(inotify_add_watch(g, sb, f, IN_MODIFY) == -ENOENT);
+    kernfs_put(f);
     CHECK(inotify_rm_watch(g, wf) == -EINVAL);
 
     // Identical consecutive events merge.

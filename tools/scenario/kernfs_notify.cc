@@ -26,13 +26,17 @@
 // Emulation: the bystanders' system calls cost modelled machine time (kWalkDirNs per directory
 //   read, kChurnOpNs per mkdir or rmdir) besides what the kernel code itself models; the seed's
 //   reproducer ran for longer, so its counts are larger and only their ratios compare.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -827,6 +831,11 @@ Report report(const Summary &s) {
 }
 
 Metrics run(const RunOptions &o) {
+  // The policy object must be there before any machine starts (a failure inside a run would
+  // leave its processes behind): the run fails with the path.
+  const std::string obj = std::string(UMEMCG_SCENARIO_PROGS_DIR) + "/kernfs_lockholder.bpf.o";
+  if (::access(obj.c_str(), R_OK) != 0)
+    throw std::runtime_error("kernfs-notify: " + obj + ": " + std::strerror(errno));
   Params p;
   if (o.quick) p.duration_ns = 3 * kSec;
   Metrics m;

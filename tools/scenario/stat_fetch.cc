@@ -23,12 +23,14 @@
 //   mm/memcontrol.c (memory_stat_format), kernel/bpf/cgroup_iter.c.
 // Emulation: the iterator's output goes to a map, not to a seq_file (mm/bpf_cgroup_iter.h).
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <memory>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
@@ -412,6 +414,10 @@ Metrics run(const RunOptions &ro) {
   const char *dir = std::getenv("UMEMCG_BPF_PROGS_DIR");
   const std::string obj_path =
       std::string(dir && *dir ? dir : UMEMCG_SCENARIO_PROGS_DIR) + "/memcg_stat_iter.bpf.o";
+  // A missing object fails the run before the machine starts (an error thrown inside the run
+  // would leave its processes behind).
+  if (::access(obj_path.c_str(), R_OK) != 0)
+    throw std::runtime_error("stat-fetch: " + obj_path + ": " + std::strerror(errno));
 
   emu::MachineConfig mc;
   mc.nr_cpus = 4;
