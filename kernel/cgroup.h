@@ -300,24 +300,26 @@ std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted);
 
 void css_release(cgroup_subsys_state *css);  // refcount reached zero
 
+// CSS_NO_REF never changes after creation, but other bits of flags do (CSS_DYING, CSS_ONLINE,
+// written by rmdir while references are taken and dropped): the flags are read with READ_ONCE.
 inline void css_get(cgroup_subsys_state *css) {
-  if (!(css->flags & CSS_NO_REF)) atomic_long_inc(&css->refcnt);
+  if (!(READ_ONCE(css->flags) & CSS_NO_REF)) atomic_long_inc(&css->refcnt);
 }
 inline void css_get_many(cgroup_subsys_state *css, unsigned int n) {
-  if (!(css->flags & CSS_NO_REF)) atomic_long_add(n, &css->refcnt);
+  if (!(READ_ONCE(css->flags) & CSS_NO_REF)) atomic_long_add(n, &css->refcnt);
 }
 inline void css_put(cgroup_subsys_state *css) {
-  if (css->flags & CSS_NO_REF) return;
+  if (READ_ONCE(css->flags) & CSS_NO_REF) return;
   // Fully ordered: every access made under this reference happens before the release work.
   if (atomic_long_sub_return(1, &css->refcnt) == 0) css_release(css);
 }
 inline void css_put_many(cgroup_subsys_state *css, unsigned int n) {
-  if (css->flags & CSS_NO_REF) return;
+  if (READ_ONCE(css->flags) & CSS_NO_REF) return;
   if (atomic_long_sub_return(n, &css->refcnt) == 0) css_release(css);
 }
 // Takes a reference unless the count already reached zero (released). Succeeds on a dying css.
 inline bool css_tryget(cgroup_subsys_state *css) {
-  if (css->flags & CSS_NO_REF) return true;
+  if (READ_ONCE(css->flags) & CSS_NO_REF) return true;
   long v = atomic_long_read(&css->refcnt);
   while (v > 0)
     if (atomic_long_try_cmpxchg(&css->refcnt, &v, v + 1)) return true;
