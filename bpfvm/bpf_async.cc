@@ -95,11 +95,11 @@ void put_live(bpf_map *map) {
   if (map->async_live.fetch_sub(1, std::memory_order_acq_rel) == 1) wake_up_all(&async_free_wait);
 }
 
-// bpf_wq_work(): the callback on a worker, sleepable. The read side is entered before the
-// callback is read, so that a value deleted once it was dropped is freed only after this run.
-void bpf_wq_work(work_struct *work) {
-  bpf_work *w = container_of(work, bpf_work, work);
-  bpf_async_cb *cb = &w->cb;
+// Runs cb's callback with (map, key, value), as a worker runs it for bpf_wq and bpf_timer. The
+// RCU-tasks-trace read side is entered before the callback is read, so that a value deleted once
+// it was dropped is freed only after this run. A timer's callback of a non-sleepable program
+// also runs under rcu_read_lock() (bpf_timer_cb()); a bpf_wq callback is sleepable and never does.
+void bpf_async_run_callback(bpf_async_cb *cb, bool timer) {
   bpf_rcu_tasks_trace_read_lock();
   migrate_disable();
   __bpf_spin_lock_irqsave(&cb->cb_lock);
@@ -109,34 +109,23 @@ void bpf_wq_work(work_struct *work) {
   if (prog && fn) {
     const u64 args[3] = {(u64)(uintptr_t)cb->map, (u64)(uintptr_t)cb->key,
                          (u64)(uintptr_t)cb->value};
+    const bool rcu = timer && !prog->sleepable();
+    if (rcu) rcu_read_lock();
     prog->run_async_callback(*fn, args);  // the verifier held it to return 0
+    if (rcu) rcu_read_unlock();
   }
   migrate_enable();
   bpf_rcu_tasks_trace_read_unlock();
 }
 
-// bpf_timer_cb(), from the work item the expiry queued: under rcu_read_lock() for a
-// non-sleepable program. The RCU-tasks-trace read side is entered first, before the callback is
-// read: a value deleted once it was dropped is freed only after this run (both grace periods).
+// bpf_wq_work(): the callback on a worker.
+void bpf_wq_work(work_struct *work) {
+  bpf_async_run_callback(&container_of(work, bpf_work, work)->cb, false);
+}
+
+// bpf_timer_cb(), from the work item the expiry queued.
 void bpf_timer_work(work_struct *work) {
-  bpf_hrtimer *t = container_of(work, bpf_hrtimer, work);
-  bpf_async_cb *cb = &t->cb;
-  bpf_rcu_tasks_trace_read_lock();
-  migrate_disable();
-  __bpf_spin_lock_irqsave(&cb->cb_lock);
-  const emu::BpfLoadedProg *prog = cb->prog;
-  const emu::BpfCallback *fn = cb->callback_fn;
-  __bpf_spin_unlock_irqrestore(&cb->cb_lock);
-  if (prog && fn) {
-    const u64 args[3] = {(u64)(uintptr_t)cb->map, (u64)(uintptr_t)cb->key,
-                         (u64)(uintptr_t)cb->value};
-    const bool rcu = !prog->sleepable();
-    if (rcu) rcu_read_lock();
-    prog->run_async_callback(*fn, args);
-    if (rcu) rcu_read_unlock();
-  }
-  migrate_enable();
-  bpf_rcu_tasks_trace_read_unlock();
+  bpf_async_run_callback(&container_of(work, bpf_hrtimer, work)->cb, true);
 }
 
 // The expiry, in timer context (no vCPU): hand the callback to a worker.

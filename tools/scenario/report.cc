@@ -5,6 +5,8 @@
 // Mirrors: nothing of the kernel.
 #include "tools/scenario/report.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +20,19 @@ bool is_host_metric(const std::string &metric) {
          metric.compare(metric.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::uint64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 Summary summarize(const std::vector<Metrics> &per_seed) {
   Summary out;
   for (const Metrics &m : per_seed)
@@ -25,13 +40,11 @@ Summary summarize(const std::vector<Metrics> &per_seed) {
       for (const auto &[name, value] : metrics) out[variant][name].values.push_back(value);
   for (auto &[variant, metrics] : out) {
     for (auto &[name, s] : metrics) {
-      std::vector<double> v = s.values;
-      std::sort(v.begin(), v.end());
-      s.n = static_cast<int>(v.size());
-      s.min = v.front();
-      s.max = v.back();
-      const size_t mid = v.size() / 2;
-      s.median = v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+      const auto [lo, hi] = std::minmax_element(s.values.begin(), s.values.end());
+      s.n = static_cast<int>(s.values.size());
+      s.min = *lo;
+      s.max = *hi;
+      s.median = median_of(s.values);
     }
   }
   return out;

@@ -14,6 +14,7 @@
 // Mirrors: nothing of the kernel.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct ScenarioResult {
   Summary summary;
   Report report;
 };
+
+// The median of @v (the mean of the two middle values for an even count); @v not empty.
+double median_of(std::vector<double> v);
+// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in nanoseconds: what the *_host_ns
+// metrics measure.
+std::uint64_t thread_cpu_ns();
 
 // Median (the mean of the two middle values for an even count), min, max over the seeds, per
 // variant and metric. A metric missing from some seeds is summarised over those that have it.

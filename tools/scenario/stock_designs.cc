@@ -89,19 +89,6 @@ constexpr Config kConfigs[] = {
     {false, true, "v2-patched"},
 };
 
-std::uint64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 void must(int ret, const std::string &what) {
   if (ret < 0) throw std::runtime_error(what + ": error " + std::to_string(ret));
 }
