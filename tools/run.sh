@@ -6,7 +6,7 @@
 #   bash tools/run.sh tests    the test suite; ends with a line "N passed, N failed"
 #   bash tools/run.sh build    set up and build only
 # Environment: BUILD_DIR (default build), MESON_ARGS (extra `meson setup` arguments),
-# UMEMCG_SKIP_APT=1 to skip the package step.
+# UMEMCG_SKIP_APT=1 to skip the package step, TEST_JOBS (test processes at once; default: CPUs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,26 +39,73 @@ setup_build() {
 }
 
 # Runs every Catch2 test executable; prints one line per executable and the closing count.
+# TEST_JOBS processes run at once (default: the number of CPUs). An executable with at least
+# 8 source files is split into TEST_JOBS shards by file (Catch2's -# file tags, hidden tests
+# excluded as Catch2 excludes them by default); the shards' counts must add up to the
+# executable's whole list, or the executable counts as one failure.
 run_tests() {
-  local passed=0 failed=0 exe out line p f
+  local jobs=${TEST_JOBS:-$(nproc)} tmp exe name out line p f rc i n k
+  local -a exes=() specs=() outs=() files=()
+  tmp=$(mktemp -d)
   for exe in "$BUILD_DIR"/test/*/test-*; do
     [ -f "$exe" ] && [ -x "$exe" ] || continue
-    out=$("$exe" 2>&1) && rc=0 || rc=$?
-    line=$(printf '%s\n' "$out" | grep -E "^(All tests passed|test cases:)" | tail -1 || true)
-    if [[ $line =~ ^All\ tests\ passed\ \(([0-9]+)\ assertions?\ in\ ([0-9]+)\ test\ cases?\) ]]; then
-      p=${BASH_REMATCH[2]}; f=0
-    elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ passed\ \|\ +([0-9]+)\ failed ]]; then
-      p=${BASH_REMATCH[2]}; f=${BASH_REMATCH[3]}
-    elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ failed ]]; then
-      p=0; f=${BASH_REMATCH[2]}
-    else
-      p=0; f=1  # crashed or printed no summary
-    fi
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-    if [ "$f" -ne 0 ]; then printf '%s\n' "$out" | tail -60 >&2; fi
-    echo "$(basename "$exe"): $p passed, $f failed" >&2
-    passed=$((passed + p)); failed=$((failed + f))
+    exes+=("$exe")
   done
+  # One job per shard: "EXE<TAB>SPEC" (an empty SPEC runs the whole executable).
+  local -a job_exe=() job_spec=()
+  for exe in "${exes[@]}"; do
+    mapfile -t files < <("$exe" -# --list-tags 2>/dev/null | sed -n 's/^ *[0-9]* *\(\[#[^]]*\]\)$/\1/p')
+    if [ "$jobs" -gt 1 ] && [ "${#files[@]}" -ge 8 ]; then
+      specs=()
+      for ((i = 0; i < ${#files[@]}; i++)); do
+        k=$((i % jobs))
+        specs[k]="${specs[k]:+${specs[k]},}${files[i]}~[.]"
+      done
+      for k in "${!specs[@]}"; do job_exe+=("$exe"); job_spec+=("${specs[k]}"); done
+    else
+      job_exe+=("$exe"); job_spec+=("")
+    fi
+  done
+  n=${#job_exe[@]}
+  for ((i = 0; i < n; i++)); do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    (
+      if [ -n "${job_spec[i]}" ]; then "${job_exe[i]}" -# "${job_spec[i]}" >"$tmp/$i.out" 2>&1
+      else "${job_exe[i]}" >"$tmp/$i.out" 2>&1; fi
+      echo $? >"$tmp/$i.rc"
+    ) &
+  done
+  wait
+  local passed=0 failed=0 ep ef listed
+  for exe in "${exes[@]}"; do
+    ep=0 ef=0
+    for ((i = 0; i < n; i++)); do
+      [ "${job_exe[i]}" = "$exe" ] || continue
+      out=$(cat "$tmp/$i.out"); rc=$(cat "$tmp/$i.rc" 2>/dev/null || echo 1)
+      line=$(printf '%s\n' "$out" | grep -E "^(All tests passed|test cases:)" | tail -1 || true)
+      if [[ $line =~ ^All\ tests\ passed\ \(([0-9]+)\ assertions?\ in\ ([0-9]+)\ test\ cases?\) ]]; then
+        p=${BASH_REMATCH[2]}; f=0
+      elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ passed\ \|\ +([0-9]+)\ failed ]]; then
+        p=${BASH_REMATCH[2]}; f=${BASH_REMATCH[3]}
+      elif [[ $line =~ test\ cases:\ +([0-9]+)\ \|\ +([0-9]+)\ failed ]]; then
+        p=0; f=${BASH_REMATCH[2]}
+      else
+        p=0; f=1  # crashed or printed no summary
+      fi
+      if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+      if [ "$f" -ne 0 ]; then printf '%s\n' "$out" | tail -60 >&2; fi
+      ep=$((ep + p)); ef=$((ef + f))
+    done
+    # (Catch2 v2's list commands exit with the number of entries listed.)
+    listed=$({ "$exe" --list-test-names-only 2>/dev/null || true; } | sed '/^$/d' | wc -l)
+    if [ "$ef" -eq 0 ] && [ "$ep" -ne "$listed" ]; then
+      echo "$(basename "$exe"): its shards ran $ep of its $listed test cases" >&2
+      ef=1
+    fi
+    echo "$(basename "$exe"): $ep passed, $ef failed" >&2
+    passed=$((passed + ep)); failed=$((failed + ef))
+  done
+  rm -rf "$tmp"
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }

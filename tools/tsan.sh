@@ -10,7 +10,8 @@
 #   bash tools/tsan.sh [BUILD_DIR] [CATCH_TEST_SPEC]
 #
 # CATCH_TEST_SPEC (optional) narrows the cases run, e.g. "[threads]". Environment: JOBS (ninja
-# -j, default 2), TSAN_TIMEOUT (seconds per test case, default 300).
+# -j, default 2), TSAN_JOBS (test cases run at once, default: the number of CPUs), TSAN_TIMEOUT
+# (seconds per test case, default 300).
 # Suppressions: tools/tsan.supp (each entry documented there). liburcu's grace periods are
 # annotated in shim/rcu.cc rather than suppressed (see shim/README.md).
 set -uo pipefail
@@ -20,11 +21,15 @@ BUILD_DIR=${1:-build-tsan}
 SPEC=${2:-}
 JOBS=${JOBS:-2}
 TIMEOUT=${TSAN_TIMEOUT:-300}
+TSAN_JOBS=${TSAN_JOBS:-$(nproc)}
 TARGETS=(test/shim/test-shim test/kernel/test-kernel test/mm/test-mm)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  CC=clang CXX=clang++ meson setup "$BUILD_DIR" --buildtype=debugoptimized \
-    -Db_sanitize=thread -Db_lundef=false -Djemalloc=disabled >/dev/null || {
+  # -O2 with line tables only: reports keep function, file and line, and the build takes less
+  # time than with full debug information.
+  CC=clang CXX=clang++ meson setup "$BUILD_DIR" -Doptimization=2 -Ddebug=false \
+    -Dc_args=-gline-tables-only -Dcpp_args=-gline-tables-only -Db_sanitize=thread \
+    -Db_lundef=false -Djemalloc=disabled >/dev/null || {
     echo "tsan: meson setup failed" >&2
     echo "0 passed, 1 failed"
     exit 1
@@ -46,6 +51,15 @@ export TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp halt_on_error=0 exitcode=
 # Catch2 v2 test specs treat , [ ] \ specially: escape them to select one case by name.
 escape_name() { printf '%s' "$1" | sed 's/[],[\\]/\\&/g'; }
 
+# One case: runs it and writes "rc" into $2.rc and its output into $2.out.
+run_case() {
+  local out
+  out=$(timeout "$TIMEOUT" "$1" "$(escape_name "$3")" 2>&1)
+  echo $? >"$2.rc"
+  printf '%s\n' "$out" >"$2.out"
+}
+
+tmp=$(mktemp -d)
 passed=0
 failed=0
 for target in "${TARGETS[@]}"; do
@@ -55,10 +69,16 @@ for target in "${TARGETS[@]}"; do
   t0=$(date +%s)
   # --list-test-names-only prints one name per line (no wrapping).
   mapfile -t cases < <("$exe" --list-test-names-only ${SPEC:+"$SPEC"} | sed '/^$/d')
-  for c in "${cases[@]}"; do
-    out=$(timeout "$TIMEOUT" "$exe" "$(escape_name "$c")" 2>&1)
-    rc=$?
-    if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q '^All tests passed'; then
+  # TSAN_JOBS cases at once, each in its own process.
+  for i in "${!cases[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$TSAN_JOBS" ]; do wait -n || true; done
+    run_case "$exe" "$tmp/$i" "${cases[i]}" &
+  done
+  wait
+  for i in "${!cases[@]}"; do
+    c=${cases[i]}
+    rc=$(cat "$tmp/$i.rc" 2>/dev/null || echo 1)
+    if [ "$rc" -eq 0 ] && grep -q '^All tests passed' "$tmp/$i.out"; then
       p=$((p + 1))
       continue
     fi
@@ -67,11 +87,13 @@ for target in "${TARGETS[@]}"; do
     [ "$rc" -eq 66 ] && why="ThreadSanitizer report"
     [ "$rc" -eq 124 ] && why="timeout after ${TIMEOUT}s"
     echo "---- $name: FAILED ($why): $c" >&2
-    printf '%s\n' "$out" | head -150 >&2
+    head -150 "$tmp/$i.out" >&2
   done
+  rm -f "$tmp"/*
   echo "$name: test cases: $((p + f)) | $p passed | $f failed ($(( $(date +%s) - t0 )) s)" >&2
   passed=$((passed + p))
   failed=$((failed + f))
 done
+rm -rf "$tmp"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
