@@ -9,7 +9,11 @@
 #include "kernel/cgroup.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <queue>
+#include <vector>
 
 #include "kernel/cgroup_internal.h"
 #include "kernel/kernfs/kernfs.h"
@@ -27,41 +31,43 @@ cgroup_root *g_root = nullptr;
 workqueue_struct *cgroup_destroy_wq = nullptr;
 u64 g_serial = 0;  // under cgroup_mutex
 
-// Emulator bookkeeping: every allocated css, and the releases in flight.
+// Emulator bookkeeping: every allocated css by serial number (allocation order), and the
+// releases in flight.
 std::mutex g_registry_mu;
-std::vector<cgroup_subsys_state *> g_registry;
-std::vector<bool> g_ids_used;  // index = id; under cgroup_mutex
+std::map<u64, cgroup_subsys_state *> g_registry;
+// The ids: the lowest free one is given out, as idr_alloc() does. Every id below g_next_id is
+// either in use or in g_free_ids. Under cgroup_mutex.
+int g_next_id = 1;
+std::priority_queue<int, std::vector<int>, std::greater<int>> g_free_ids;
 atomic_long_t g_live;
 atomic_long_t g_inflight;
 
 constexpr int CGROUP_ID_MAX = 65535;  // MEM_CGROUP_ID_MAX: private memcg ids are 1..65535
 
 int alloc_id() {
-  if (g_ids_used.empty()) g_ids_used.assign(2, false);
-  for (int id = 1; id <= CGROUP_ID_MAX; id++) {
-    if (id >= static_cast<int>(g_ids_used.size())) g_ids_used.resize(id + 1, false);
-    if (!g_ids_used[id]) {
-      g_ids_used[id] = true;
-      return id;
-    }
+  if (!g_free_ids.empty()) {
+    int id = g_free_ids.top();
+    g_free_ids.pop();
+    return id;
   }
-  return -ENOSPC;
+  if (g_next_id > CGROUP_ID_MAX) return -ENOSPC;
+  return g_next_id++;
 }
 
 void free_id(int id) {
-  if (id > 0 && id < static_cast<int>(g_ids_used.size())) g_ids_used[id] = false;
+  if (id > 0 && id < g_next_id) g_free_ids.push(id);
 }
 
 void registry_add(cgroup_subsys_state *css) {
   std::lock_guard<std::mutex> g(g_registry_mu);
-  g_registry.push_back(css);
+  g_registry.emplace(css->serial_nr, css);
   atomic_long_inc(&g_live);
 }
 
 void registry_del(cgroup_subsys_state *css) {
   std::lock_guard<std::mutex> g(g_registry_mu);
-  auto it = std::find(g_registry.begin(), g_registry.end(), css);
-  if (!WARN_ON(it == g_registry.end())) g_registry.erase(it);
+  auto it = g_registry.find(css->serial_nr);
+  if (!WARN_ON(it == g_registry.end() || it->second != css)) g_registry.erase(it);
   atomic_long_dec(&g_live);
 }
 
@@ -218,7 +224,8 @@ cgroup_root *cgroup_setup_root(bool dfl, unsigned int flags, cgroup_subsys *ss, 
     return nullptr;
   }
   if (!cgroup_destroy_wq) cgroup_destroy_wq = alloc_workqueue("cgroup_destroy", WQ_UNBOUND, 1);
-  g_ids_used.clear();
+  g_next_id = 1;
+  g_free_ids = {};
   auto *root = new cgroup_root;
   root->dfl = dfl;
   root->flags = flags;
@@ -275,7 +282,6 @@ void cgroup_destroy_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
   }
   if (cgrp->dying_visible)
     for (cgroup *p = cgrp; p; p = p->parent) p->nr_dying_subsys++;
-  cgroup_update_subsys_counts(cgrp->root);
   cgroup_bpf_offline(cgrp);
   kill_css(cgrp->subsys_css);
 }
@@ -320,6 +326,15 @@ void cgroup_destroy_root(cgroup_root *root) {
 }
 
 cgroup *cgroup_find_child(cgroup *parent, const std::string &name) {
+  // On a mounted hierarchy the name is looked up in the directory's kernfs children (a tree,
+  // O(log n), as kernfs_find_ns()); a directory's priv is its cgroup.
+  if (parent->kn) {
+    kernfs_node *kn = kernfs_find_and_get(parent->kn, name.c_str());
+    if (!kn) return nullptr;
+    cgroup *c = kernfs_type(kn) == KERNFS_DIR ? static_cast<cgroup *>(kn->priv) : nullptr;
+    kernfs_put(kn);
+    return c;
+  }
   for (cgroup *c : parent->children)
     if (c->name == name) return c;
   return nullptr;
@@ -390,7 +405,6 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
   }
   WRITE_ONCE(css->flags, css->flags | CSS_ONLINE);
   for (cgroup *p = parent; p; p = p->parent) p->nr_descendants++;
-  cgroup_update_subsys_counts(cgrp->root);
   if (cgrp->kn) cgroup_fs_activate_dir(cgrp);
   if (parent->children.size() == 1 && ss->css_became_parent) ss->css_became_parent(parent_css);
   *err = 0;
@@ -487,7 +501,8 @@ void for_each_css(void (*fn)(cgroup_subsys_state *, void *), void *arg) {
   std::vector<cgroup_subsys_state *> copy;
   {
     std::lock_guard<std::mutex> g(g_registry_mu);
-    copy = g_registry;
+    copy.reserve(g_registry.size());
+    for (const auto &entry : g_registry) copy.push_back(entry.second);
   }
   for (cgroup_subsys_state *css : copy) fn(css, arg);
 }

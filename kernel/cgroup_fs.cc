@@ -201,7 +201,10 @@ int css_populate_dir(cgroup *cgrp, bool self) {
   cgroup_subsys_state *css = cgrp->subsys_css;
   if (css->flags & CSS_VISIBLE) return 0;
   int ret = cgroup_addrm_files(css, cgrp, ss_files(cgrp), cgrp->root->ss, true);
-  if (!ret) css->flags |= CSS_VISIBLE;
+  if (!ret) {
+    css->flags |= CSS_VISIBLE;
+    cgroup_adjust_subsys_counts(cgrp, 1);
+  }
   return ret;
 }
 
@@ -213,6 +216,7 @@ void css_clear_dir(cgroup *cgrp, bool self) {
   cgroup_subsys_state *css = cgrp->subsys_css;
   if (!(css->flags & CSS_VISIBLE)) return;
   css->flags &= ~CSS_VISIBLE;
+  cgroup_adjust_subsys_counts(cgrp, -1);
   cgroup_addrm_files(css, cgrp, ss_files(cgrp), cgrp->root->ss, false);
 }
 
@@ -596,25 +600,17 @@ int cgroup_apply_subtree_control(cgroup *cgrp, u16 enable, u16 disable) {
       if (ss->css_reset) ss->css_reset(child->subsys_css);
     }
   }
-  cgroup_update_subsys_counts(cgrp->root);
   update_dfl_csses(cgrp);
   return 0;
 }
 
-void cgroup_update_subsys_counts(cgroup_root *root) {
-  // nr_subsys_descendants of every cgroup: descendants whose controller css is visible.
-  struct walker {
-    static int walk(cgroup *c) {
-      int n = 0;
-      for (cgroup *child : c->children) {
-        int below = walk(child);
-        n += below + ((child->subsys_css->flags & CSS_VISIBLE) ? 1 : 0);
-      }
-      WRITE_ONCE(c->nr_subsys_descendants, n);
-      return n;
-    }
-  };
-  walker::walk(&root->cgrp);
+// The kernel counts a css's online descendants in css->nr_descendants as online_css() and
+// offline_css() run, walking up the parents; here a controller css counts once its files are
+// shown (CSS_VISIBLE), which is when it is enabled for its cgroup. O(depth), never a walk of
+// the hierarchy. Called under cgroup_mutex, the only writer; readers (cgroup.stat) READ_ONCE.
+void cgroup_adjust_subsys_counts(cgroup *cgrp, int delta) {
+  for (cgroup *p = cgrp->parent; p; p = p->parent)
+    WRITE_ONCE(p->nr_subsys_descendants, p->nr_subsys_descendants + delta);
 }
 
 int cgroup_fs_setup_root(cgroup_root *root, unsigned int kf_flags) {

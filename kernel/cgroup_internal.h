@@ -20,7 +20,9 @@ void cgroup_fs_destroy_root(cgroup_root *root);
 int cgroup_fs_create_dir(cgroup *cgrp);
 void cgroup_fs_activate_dir(cgroup *cgrp);
 void cgroup_fs_remove_dir(cgroup *cgrp);
-void cgroup_update_subsys_counts(cgroup_root *root);
+// nr_subsys_descendants of cgrp's ancestors, as cgrp's controller css is shown (+1) or hidden
+// (-1).
+void cgroup_adjust_subsys_counts(cgroup *cgrp, int delta);
 // kernel/cgroup_tasks.cc
 void cgroup_migrate_subtree_to_e_css(cgroup *cgrp);
 void cgroup_free_cset(cgroup *cgrp);

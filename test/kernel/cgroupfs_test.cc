@@ -296,6 +296,65 @@ TEST_CASE("cgroupfs: path errnos, file routing, formats and limits", "[kernel][c
   });
 }
 
+// nr_subsys_<ss> in cgroup.stat is kept up to date as controller css are shown and hidden
+// (mkdir, rmdir, +/- in subtree_control); after every step of a random sequence each cgroup's
+// figure equals a recount of its shown descendants.
+TEST_CASE("cgroupfs: cgroup.stat's nr_subsys stays equal to a recount under random mkdir, "
+          "rmdir and subtree_control changes", "[kernel][cgroupfs]") {
+  WarnCheck wc;
+  with_fs(true, [](emu::Machine &, cgroup_root *) {
+    std::vector<std::string> dirs = {""};  // "" is the root
+    std::uint64_t x = 0x9e3779b97f4a7c15ull;
+    auto rnd = [&x](size_t n) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      return static_cast<size_t>(x % n);
+    };
+    auto path = [](const std::string &d, const char *f) { return d.empty() ? f : d + "/" + f; };
+    struct recount {
+      static int shown_below(cgroup *c) {
+        int n = 0;
+        for (cgroup *child : c->children)
+          n += shown_below(child) + ((child->subsys_css->flags & CSS_VISIBLE) ? 1 : 0);
+        return n;
+      }
+    };
+    for (int step = 0; step < 400; step++) {
+      const std::string &d = dirs[rnd(dirs.size())];
+      switch (rnd(4)) {
+        case 0:
+        case 1: {
+          std::string c = d.empty() ? "c" + std::to_string(step) : d + "/c" + std::to_string(step);
+          if (cgroupfs_mkdir(c) == 0) dirs.push_back(c);
+          break;
+        }
+        case 2:
+          (void)wr(path(d, "cgroup.subtree_control"), rnd(2) ? "+test" : "-test");
+          break;
+        default:
+          if (!d.empty() && cgroupfs_rmdir(d) == 0)
+            dirs.erase(std::find(dirs.begin(), dirs.end(), d));
+          break;
+      }
+      emu::cgroup_flush_releases();
+      for (const std::string &e : dirs) {
+        cgroup *c = nullptr;
+        REQUIRE(cgroupfs_lookup_cgroup(e.empty() ? "/sys/fs/cgroup" : e, &c) == 0);
+        bool shown = c->subsys_css->flags & CSS_VISIBLE;
+        std::string want = "nr_subsys_test " +
+                           std::to_string(shown ? recount::shown_below(c) + 1 : 0) + "\n";
+        INFO("step " << step << " cgroup '" << e << "'");
+        REQUIRE(rd(path(e, "cgroup.stat")).find(want) != std::string::npos);
+      }
+    }
+    // Leaves first.
+    std::sort(dirs.begin(), dirs.end(), [](const std::string &a, const std::string &b) {
+      return a.size() > b.size();
+    });
+    for (const std::string &e : dirs)
+      if (!e.empty()) CHECK(cgroupfs_rmdir(e) == 0);
+  });
+}
+
 TEST_CASE("cgroupfs: cgroup.subtree_control rules and errnos", "[kernel][cgroupfs]") {
   WarnCheck wc;
   with_fs(true, [](emu::Machine &, cgroup_root *) {
