@@ -18,8 +18,10 @@
 #include "kernel/cgroupfs.h"
 #include "kernel/kernfs/kernfs.h"
 #include "kernel/notify/inotify.h"
+#include "mm/lru_check.h"
 #include "mm/memcontrol.h"
 #include "mm/process.h"
+#include "mm/swap.h"
 #include "shim/completion.h"
 #include "shim/jiffies.h"
 #include "shim/machine.h"
@@ -345,6 +347,11 @@ int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
         return st;
       }, &perr);
       status = shell ? emu::process_wait(shell) : 1;
+      // The memory model's own consistency check at the end of every run (mm/lru_check.h):
+      // a mismatch is a kernel warning, which the policy fuzzer reports as a finding.
+      lru_add_drain_all();
+      const std::string lru = emu::lru_check_memcgs();
+      WARN(!lru.empty(), "LRU check: %s", lru.c_str());
     });
   }
   return status;
