@@ -83,6 +83,22 @@ TEST_CASE("umemcg fuzz: a broken policy's assertion is caught, minimized and rep
   REQUIRE(bytes.size() >= 32);
   CHECK(bytes.substr(16, 16) != std::string(16, '0'));
   std::remove((dir + "/case.sh").c_str());
+
+  // Three cases at a time: the same first failing case, and the same minimized script.
+  Run par = run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") +
+                       " --assert violated --runs 100 --jobs 3 --out " + dir);
+  INFO(par.out);
+  REQUIRE(par.status == 1);
+  auto first_line = [](const std::string &out) {
+    const size_t pos = out.find("case ");
+    return pos == std::string::npos ? std::string() : out.substr(pos, out.find('\n', pos) - pos);
+  };
+  CHECK(!first_line(r.out).empty());
+  CHECK(first_line(par.out) == first_line(r.out));
+  std::ifstream f3(dir + "/case.sh");
+  const std::string script3((std::istreambuf_iterator<char>(f3)), std::istreambuf_iterator<char>());
+  CHECK(script3 == script);
+  std::remove((dir + "/case.sh").c_str());
   rmdir(dir.c_str());
 }
 

@@ -9,11 +9,16 @@
 #include <climits>
 #include <cstdlib>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bpfvm/kernel_env.h"
@@ -114,7 +119,7 @@ FuzzCase minimize(FuzzCase c, const FuzzOutcome &fail, const FuzzRunOptions &ro,
 
 const char *fuzz_usage() {
   return "usage: umemcg fuzz OBJ.bpf.o [--attach MAP@CGROUP ...] [--runs N | --time SECONDS]\n"
-         "                  [--seed N] [--assert VAR] [--out DIR] [--timeout SECONDS]\n"
+         "                  [--seed N] [--jobs J] [--assert VAR] [--out DIR] [--timeout SECONDS]\n"
          "       umemcg fuzz OBJ.bpf.o [--seed N] --show CASE   (print case CASE's script)\n"
          "\n"
          "Runs generated cases against a policy object on simulated machines: random cgroup\n"
@@ -125,12 +130,15 @@ const char *fuzz_usage() {
          "(charge-path checks, leaks at teardown), a process that can never finish, or a\n"
          "non-zero --assert variable (.bss/.data). The first failure is minimized and written\n"
          "to DIR (default fuzz-out) as a script: umemcg sh --seed N DIR/case.sh replays it.\n"
-         "Defaults: --runs 100, --seed 1. Exit status: 0 nothing found, 1 a finding, 2 bad input.\n";
+         "--jobs J runs J cases at once (each in its own process); the finding reported is still\n"
+         "the lowest-numbered failing case, so a campaign finds the same case at any --jobs.\n"
+         "Defaults: --runs 100, --seed 1, --jobs 1. Exit status: 0 nothing found, 1 a finding,\n"
+         "2 bad input.\n";
 }
 
 int fuzz_main(const std::vector<std::string> &args) {
   FuzzTarget t;
-  std::uint64_t runs = 100, seed = 1, time_s = 0, timeout_s = 60, show = 0;
+  std::uint64_t runs = 100, seed = 1, time_s = 0, timeout_s = 60, show = 0, jobs = 1;
   bool show_case = false;
   std::string assert_var, out_dir = "fuzz-out";
   auto bad = [](const std::string &msg) {
@@ -151,6 +159,9 @@ int fuzz_main(const std::vector<std::string> &args) {
       if (!parse_u64(value("--runs"), &runs) || !runs) return bad("--runs needs a positive number");
     } else if (a == "--time") {
       if (!parse_u64(value("--time"), &time_s) || !time_s) return bad("--time needs a positive number of seconds");
+    } else if (a == "--jobs") {
+      if (!parse_u64(value("--jobs"), &jobs) || !jobs || jobs > 256)
+        return bad("--jobs needs 1..256");
     } else if (a == "--seed") {
       if (!parse_u64(value("--seed"), &seed)) return bad("--seed needs a number");
     } else if (a == "--timeout") {
@@ -224,20 +235,51 @@ int fuzz_main(const std::vector<std::string> &args) {
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  double last_progress = 0;
-  std::uint64_t n = 0;
-  for (;; n++) {
-    if (time_s ? elapsed() >= static_cast<double>(time_s) : n >= runs) break;
-    const FuzzCase c = fuzz_generate_case(t, seed, n);
-    const FuzzOutcome o = fuzz_run_case(c, ro);
-    if (elapsed() - last_progress >= 1.0) {
-      last_progress = elapsed();
-      std::fprintf(stderr, "umemcg fuzz: %llu cases, %.0f s\n",
-                   static_cast<unsigned long long>(n + 1), elapsed());
+  // Workers take case numbers in increasing order; a failure stops the taking of new ones, and
+  // the cases in flight finish. Every case below a failing one was taken before it and has
+  // finished when the workers are joined, so the lowest failure is the campaign's first.
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  std::uint64_t done = 0;  // under mu
+  int running = static_cast<int>(jobs);  // under mu
+  std::map<std::uint64_t, std::pair<FuzzCase, FuzzOutcome>> failures;  // under mu
+  auto worker = [&] {
+    while (!stop.load()) {
+      const std::uint64_t k = next.fetch_add(1);
+      if (time_s ? elapsed() >= static_cast<double>(time_s) : k >= runs) break;
+      FuzzCase c = fuzz_generate_case(t, seed, k);
+      FuzzOutcome o = fuzz_run_case(c, ro);
+      std::lock_guard<std::mutex> g(mu);
+      done++;
+      if (o.failed()) {
+        failures.emplace(k, std::make_pair(std::move(c), std::move(o)));
+        stop.store(true);
+      }
     }
-    if (!o.failed()) continue;
-
-    std::printf("case %llu (seed %llu): %s: %s\n", static_cast<unsigned long long>(n),
+    std::lock_guard<std::mutex> g(mu);
+    running--;
+    cv.notify_all();
+  };
+  std::vector<std::thread> workers;
+  for (std::uint64_t j = 0; j < jobs; j++) workers.emplace_back(worker);
+  {
+    // Progress, once a second, from this thread only.
+    std::unique_lock<std::mutex> g(mu);
+    while (running > 0) {
+      if (!cv.wait_for(g, std::chrono::seconds(1), [&] { return running == 0; }))
+        std::fprintf(stderr, "umemcg fuzz: %llu cases, %.0f s\n",
+                     static_cast<unsigned long long>(done), elapsed());
+    }
+  }
+  for (std::thread &w : workers) w.join();
+  const std::uint64_t n = done;
+  if (!failures.empty()) {
+    const std::uint64_t first = failures.begin()->first;
+    const FuzzCase &c = failures.begin()->second.first;
+    const FuzzOutcome &o = failures.begin()->second.second;
+    std::printf("case %llu (seed %llu): %s: %s\n", static_cast<unsigned long long>(first),
                 static_cast<unsigned long long>(c.seed), fuzz_kind_name(o.kind), o.detail.c_str());
     int tries = 0;
     const FuzzCase small = minimize(c, o, ro, &tries);
@@ -246,7 +288,7 @@ int fuzz_main(const std::vector<std::string> &args) {
     const std::string path = out_dir + "/case.sh";
     std::ofstream f(path);
     f << "# umemcg fuzz finding: " << fuzz_kind_name(o.kind) << ": " << o.detail << "\n"
-      << "# object " << t.object << ", campaign seed " << seed << ", case " << n << "\n";
+      << "# object " << t.object << ", campaign seed " << seed << ", case " << first << "\n";
     f << fuzz_case_script(small);
     f.close();
     if (!f) {
@@ -260,7 +302,9 @@ int fuzz_main(const std::vector<std::string> &args) {
                                             : "the minimized case no longer fails (flaky)");
     std::printf("replay: umemcg sh --seed %llu %s\n", static_cast<unsigned long long>(small.seed),
                 path.c_str());
-    std::printf("%llu cases run, 1 failure\n", static_cast<unsigned long long>(n + 1));
+    std::printf("%llu cases run, %zu failing; the first is case %llu\n",
+                static_cast<unsigned long long>(n), failures.size(),
+                static_cast<unsigned long long>(first));
     return kExitFound;
   }
   std::printf("%llu cases run in %.1f s, no failure\n", static_cast<unsigned long long>(n), elapsed());
