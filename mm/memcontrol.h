@@ -159,6 +159,11 @@ struct memcg_boot_params {
   // CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM).
   bool kernfs_notify_no_rwsem = false;
   const memcg_reclaim_ops *ops = nullptr;  // nullptr: the defaults (see the banner)
+  // Emulation: a debug check of the bpf_memcg_ops series: warn once when a high_policy defers
+  // (DEFER_INLINE) a task's memory.high debt above this many pages (0: never). Without a
+  // policy the charge path pays a debt once it passes MEMCG_CHARGE_BATCH (a blocking charge
+  // outside reclaim), so no task carries more than two batches into its next charge.
+  unsigned long high_debt_limit = 0;
 };
 
 // --- globals ---------------------------------------------------------------------------------
@@ -170,6 +175,8 @@ namespace memcg_internal {
 // Read on every charge: the v1 flag and the stock design, set once at boot.
 extern bool g_v1;
 extern bool g_pcstock;
+// memcg_boot_params::high_debt_limit, set once at boot.
+extern unsigned long g_high_debt_limit;
 }  // namespace memcg_internal
 
 /**
@@ -294,3 +301,4 @@ memcg_high_policy_fn memcg_set_high_policy(memcg_high_policy_fn fn);
 int memcg_hotplug_cpu_dead(unsigned int cpu);
 
 }  // namespace umemcg
+

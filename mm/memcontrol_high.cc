@@ -8,6 +8,8 @@
 // The policy hook before the synchronous handling is bpf_memcg_high_policy() of the posted
 // bpf_memcg_ops series (not upstream): see memcg_set_high_policy().
 // Emulation: psi_memstall_enter/leave are not modelled.
+// Emulation: a boot option warns once when a high_policy defers a debt above a limit
+//   (memcg_boot_params::high_debt_limit).
 // Emulation: the throttle sleep is schedule_timeout_killable() on the machine clock: real time
 //   in native mode, virtual time in simulated mode.
 #include <algorithm>
@@ -15,11 +17,16 @@
 
 #include "mm/memcontrol_internal.h"
 #include "mm/mm_types.h"
+#include "shim/bug.h"
 #include "shim/hooks.h"
 #include "shim/jiffies.h"
 #include "shim/preempt.h"
 
 namespace umemcg {
+
+namespace memcg_internal {
+unsigned long g_high_debt_limit = 0;
+}  // namespace memcg_internal
 
 namespace {
 std::atomic<memcg_high_policy_fn> g_high_policy{nullptr};
@@ -77,7 +84,12 @@ void memcg_check_high(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int batch) {
       u32 req = fn(charged, over_limit, gfp_mask) & BPF_MEMCG_HIGH_VALID_MASK;
       UMEMCG_FEXIT(hp_high_policy, req, reinterpret_cast<std::uint64_t>(charged),
                    reinterpret_cast<std::uint64_t>(over_limit), gfp_mask);
-      if (req & BPF_MEMCG_HIGH_DEFER_INLINE) return;
+      if (req & BPF_MEMCG_HIGH_DEFER_INLINE) {
+        const unsigned long limit = memcg_internal::g_high_debt_limit;
+        WARN_ONCE(limit && current->memcg_nr_pages_over_high > limit,
+                  "memcg: a high_policy deferred a memory.high debt of more than %lu pages", limit);
+        return;
+      }
     }
     __mem_cgroup_handle_over_high(gfp_mask);
   }

@@ -55,7 +55,9 @@ bool has(const std::string &s, const std::string &what) { return s.find(what) !=
 TEST_CASE("umemcg fuzz: a broken policy's assertion is caught, minimized and replays",
           "[tools][fuzz]") {
   const std::string dir = tmpdir();
-  Run r = run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --assert violated --runs 100 --out " + dir);
+  // --debt-limit 0: the debt check (the next test) would report the same case first.
+  Run r = run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") +
+                     " --assert violated --debt-limit 0 --runs 100 --out " + dir);
   INFO(r.out);
   REQUIRE(r.status == 1);
   CHECK(has(r.out, "assert: the assertion variable is"));
@@ -86,7 +88,7 @@ TEST_CASE("umemcg fuzz: a broken policy's assertion is caught, minimized and rep
 
   // Three cases at a time: the same first failing case, and the same minimized script.
   Run par = run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") +
-                       " --assert violated --runs 100 --jobs 3 --out " + dir);
+                       " --assert violated --debt-limit 0 --runs 100 --jobs 3 --out " + dir);
   INFO(par.out);
   REQUIRE(par.status == 1);
   auto first_line = [](const std::string &out) {
@@ -98,6 +100,40 @@ TEST_CASE("umemcg fuzz: a broken policy's assertion is caught, minimized and rep
   std::ifstream f3(dir + "/case.sh");
   const std::string script3((std::istreambuf_iterator<char>(f3)), std::istreambuf_iterator<char>());
   CHECK(script3 == script);
+  std::remove((dir + "/case.sh").c_str());
+  rmdir(dir.c_str());
+}
+
+// The fuzzer's own check, no --assert: the policy that defers every over-high handling lets an
+// mlock populate (one kernel entry) run up a debt of more than two charge batches, which the
+// kernel without a policy pays inline; the finding replays with the shell's --high-debt-limit.
+TEST_CASE("umemcg fuzz: a policy deferring a memory.high debt past two batches is a finding; "
+          "umemcg sh --high-debt-limit warns on the replay and not without it", "[tools][fuzz]") {
+  const std::string dir = tmpdir();
+  Run r = run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --runs 100 --jobs 2 --out " + dir);
+  INFO(r.out);
+  REQUIRE(r.status == 1);
+  CHECK(has(r.out, "warning: "));
+  CHECK(has(r.out, "a high_policy deferred a memory.high debt of more than 128 pages"));
+  CHECK(has(r.out, "the minimized case fails the same way"));
+  const size_t at = r.out.find("replay: umemcg sh ");
+  REQUIRE(at != std::string::npos);
+  const std::string replay_args = r.out.substr(at + 18, r.out.find('\n', at) - at - 18);
+  CHECK(has(replay_args, "--high-debt-limit 128 "));
+  Run replay = run_umemcg("sh " + replay_args);
+  INFO(replay.out);
+  CHECK(has(replay.out, "WARNING: "));
+  CHECK(has(replay.out, "deferred a memory.high debt of more than 128 pages"));
+  // The same script and seed without the limit: no warning.
+  std::string no_limit = replay_args;
+  no_limit.erase(no_limit.find("--high-debt-limit 128 "), 22);
+  Run quiet = run_umemcg("sh " + no_limit);
+  INFO(quiet.out);
+  CHECK_FALSE(has(quiet.out, "WARNING: "));
+  // --debt-limit 0 turns the check off: the same campaign finds nothing in its first 10 cases.
+  Run off = run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --runs 10 --debt-limit 0 --out " + dir);
+  INFO(off.out);
+  CHECK(off.status == 0);
   std::remove((dir + "/case.sh").c_str());
   rmdir(dir.c_str());
 }
@@ -121,6 +157,8 @@ TEST_CASE("umemcg fuzz: the lock-holder sample runs clean; bad input is refused"
   CHECK(run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --attach defer_all").status == 2);
   CHECK(run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --runs 0").status == 2);
   CHECK(run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --bogus").status == 2);
+  CHECK(run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --debt-limit -3").status == 2);
+  CHECK(run_umemcg("fuzz " + prog("fuzz_broken.bpf.o") + " --jobs 0").status == 2);
 }
 
 TEST_CASE("fuzz cases: the same seed gives the same case; cases differ", "[tools][fuzz]") {

@@ -67,6 +67,7 @@ FuzzCase fuzz_generate_case(const FuzzTarget &t, std::uint64_t campaign_seed, st
   Rng r{campaign_seed * 0x2545f4914f6cdd1dull + n * 0x9e3779b97f4a7c15ull + 1};
   FuzzCase c;
   c.seed = 1 + r.next() % 1000000;
+  c.high_debt_limit = t.debt_limit;
   c.setup.push_back("echo +memory > cgroup.subtree_control");
   const std::vector<Node> nodes = make_tree(r, &c.setup);
   std::vector<std::string> all, leaves;
@@ -153,10 +154,15 @@ FuzzCase fuzz_generate_case(const FuzzTarget &t, std::uint64_t campaign_seed, st
   return c;
 }
 
+std::string fuzz_case_sh_options(const FuzzCase &c) {
+  std::string s = "--seed " + std::to_string(c.seed);
+  if (c.high_debt_limit) s += " --high-debt-limit " + std::to_string(c.high_debt_limit);
+  return s;
+}
+
 std::string fuzz_case_script(const FuzzCase &c, bool header) {
   std::string s;
-  if (header)
-    s += "# umemcg fuzz case; replay: umemcg sh --seed " + std::to_string(c.seed) + " FILE\n";
+  if (header) s += "# umemcg fuzz case; replay: umemcg sh " + fuzz_case_sh_options(c) + " FILE\n";
   for (const auto *part : {&c.setup, &c.body, &c.tail})
     for (const std::string &l : *part) s += l + "\n";
   return s;

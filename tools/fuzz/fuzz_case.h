@@ -32,10 +32,13 @@ struct FuzzTarget {
   // --assert VAR: the .bss/.data variable whose non-zero value means "violated".
   std::string assert_var;
   std::string assert_section;  // ".bss" or ".data"
+  // --debt-limit: the shell's --high-debt-limit for every case (pages; 0: none).
+  unsigned long debt_limit = 0;
 };
 
 struct FuzzCase {
   std::uint64_t seed = 1;           // the scheduler's seed (umemcg sh --seed)
+  unsigned long high_debt_limit = 0;  // umemcg sh --high-debt-limit (0: the option is absent)
   std::vector<std::string> setup;   // the tree and the object (kept whole by the minimizer)
   std::vector<std::string> body;    // what the minimizer may drop, line by line
   std::vector<std::string> tail;    // teardown and the assertion's dump (kept whole)
@@ -51,6 +54,9 @@ inline constexpr const char *kAssertMarker = "@@assert";
  * The same arguments give the same case.
  */
 FuzzCase fuzz_generate_case(const FuzzTarget &t, std::uint64_t campaign_seed, std::uint64_t n);
+
+// The shell options that replay the case: "--seed N" and, if set, "--high-debt-limit N".
+std::string fuzz_case_sh_options(const FuzzCase &c);
 
 // The case as a script, with a header saying how to replay it.
 std::string fuzz_case_script(const FuzzCase &c, bool header = true);

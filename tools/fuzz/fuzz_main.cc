@@ -23,6 +23,7 @@
 
 #include "bpfvm/kernel_env.h"
 #include "bpfvm/loader.h"
+#include "mm/memcontrol.h"
 #include "tools/fuzz/fuzz_case.h"
 #include "tools/fuzz/fuzz_run.h"
 
@@ -119,7 +120,8 @@ FuzzCase minimize(FuzzCase c, const FuzzOutcome &fail, const FuzzRunOptions &ro,
 
 const char *fuzz_usage() {
   return "usage: umemcg fuzz OBJ.bpf.o [--attach MAP@CGROUP ...] [--runs N | --time SECONDS]\n"
-         "                  [--seed N] [--jobs J] [--assert VAR] [--out DIR] [--timeout SECONDS]\n"
+         "                  [--seed N] [--jobs J] [--assert VAR] [--debt-limit PAGES]\n"
+         "                  [--out DIR] [--timeout SECONDS]\n"
          "       umemcg fuzz OBJ.bpf.o [--seed N] --show CASE   (print case CASE's script)\n"
          "\n"
          "Runs generated cases against a policy object on simulated machines: random cgroup\n"
@@ -127,9 +129,12 @@ const char *fuzz_usage() {
          "to their hook points, struct_ops maps to a cgroup of the tree or where --attach says),\n"
          "workloads, control-file writes, memory.reclaim, detach and attach again, kills and\n"
          "removals. A case fails on a crash, a hang (--timeout, default 60 s), a kernel warning\n"
-         "(charge-path checks, leaks at teardown), a process that can never finish, or a\n"
-         "non-zero --assert variable (.bss/.data). The first failure is minimized and written\n"
-         "to DIR (default fuzz-out) as a script: umemcg sh --seed N DIR/case.sh replays it.\n"
+         "(charge-path checks, leaks at teardown, the LRU check), a process that can never\n"
+         "finish, a non-zero --assert variable (.bss/.data), or a high_policy that deferred a\n"
+         "task's memory.high debt past --debt-limit pages (default 128: two charge batches,\n"
+         "the most the kernel lets a task carry without a policy; 0: no limit). The first\n"
+         "failure is minimized and written to DIR (default fuzz-out) as a script:\n"
+         "umemcg sh --seed N [--high-debt-limit N] DIR/case.sh replays it.\n"
          "--jobs J runs J cases at once (each in its own process); the finding reported is still\n"
          "the lowest-numbered failing case, so a campaign finds the same case at any --jobs.\n"
          "Defaults: --runs 100, --seed 1, --jobs 1. Exit status: 0 nothing found, 1 a finding,\n"
@@ -139,6 +144,7 @@ const char *fuzz_usage() {
 int fuzz_main(const std::vector<std::string> &args) {
   FuzzTarget t;
   std::uint64_t runs = 100, seed = 1, time_s = 0, timeout_s = 60, show = 0, jobs = 1;
+  std::uint64_t debt_limit = 2 * MEMCG_CHARGE_BATCH;
   bool show_case = false;
   std::string assert_var, out_dir = "fuzz-out";
   auto bad = [](const std::string &msg) {
@@ -162,6 +168,9 @@ int fuzz_main(const std::vector<std::string> &args) {
     } else if (a == "--jobs") {
       if (!parse_u64(value("--jobs"), &jobs) || !jobs || jobs > 256)
         return bad("--jobs needs 1..256");
+    } else if (a == "--debt-limit") {
+      if (!parse_u64(value("--debt-limit"), &debt_limit) || debt_limit > (1ull << 40))
+        return bad("--debt-limit needs a number of pages (0: no limit)");
     } else if (a == "--seed") {
       if (!parse_u64(value("--seed"), &seed)) return bad("--seed needs a number");
     } else if (a == "--timeout") {
@@ -192,6 +201,7 @@ int fuzz_main(const std::vector<std::string> &args) {
     }
   }
   if (t.object.empty()) return bad("no object");
+  t.debt_limit = static_cast<unsigned long>(debt_limit);
   // The scripts name the object by its absolute path, so that they replay from anywhere.
   if (char *abs = ::realpath(t.object.c_str(), nullptr)) {
     t.object = abs;
@@ -300,7 +310,7 @@ int fuzz_main(const std::vector<std::string> &args) {
                 c.setup.size() + c.body.size() + c.tail.size(),
                 fuzz_same_failure(again, o) ? "the minimized case fails the same way"
                                             : "the minimized case no longer fails (flaky)");
-    std::printf("replay: umemcg sh --seed %llu %s\n", static_cast<unsigned long long>(small.seed),
+    std::printf("replay: umemcg sh %s %s\n", fuzz_case_sh_options(small).c_str(),
                 path.c_str());
     std::printf("%llu cases run, %zu failing; the first is case %llu\n",
                 static_cast<unsigned long long>(n), failures.size(),

@@ -24,6 +24,7 @@ namespace {
 std::string run_in_child(const FuzzCase &c) {
   sh::ShOptions opts;
   opts.seed = c.seed;
+  opts.high_debt_limit = c.high_debt_limit;
   std::istringstream in(fuzz_case_script(c, false));
   std::ostringstream out, err;
   emu::set_warnings_quiet(true);

@@ -7,7 +7,11 @@
 //   - crash: the child died of a signal (a BUG(), an abort, a fault);
 //   - timeout: the child ran past the wall-clock limit (a hang);
 //   - warning: the emulated kernel warned (WARN_ON and the charge-path checks: a counter
-//     gone negative, a charge left behind or a css reference leaked at teardown, ...);
+//     gone negative, a charge left behind or a css reference leaked at teardown, the LRU
+//     check at the shell's exit, and a high_policy deferring more memory.high debt than the
+//     case's high_debt_limit: see memcg_boot_params::high_debt_limit; a policy that defers moves
+//     the payment to the return to user mode, which a long kernel entry, or a task that never
+//     returns (a kernel thread), postpones without bound while usage runs past memory.high);
 //   - stall: a process could never finish (the shell's wait found the machine idle with the
 //     process blocked: a deadlock or a debt never paid);
 //   - assert: the policy author's variable (--assert) was non-zero after the run.

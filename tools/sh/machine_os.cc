@@ -329,6 +329,7 @@ int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
                                                         : memcg_stock_design::memcg_stock;
       p.memory_localevents = opts.memory_localevents;
       p.memory_recursiveprot = opts.memory_recursiveprot;
+      p.high_debt_limit = static_cast<unsigned long>(opts.high_debt_limit);
       boot = mem_cgroup_boot(p);
     });
     if (boot) {

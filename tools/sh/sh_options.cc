@@ -89,6 +89,8 @@ const char *sh_usage() {
          "  --cgroup v2|v1           the hierarchy at /sys/fs/cgroup (default v2)\n"
          "  --mount-opts LIST        memory_localevents,memory_recursiveprot (default none)\n"
          "  --stock memcg|pcstock    the per-CPU charge stock design (default memcg)\n"
+         "  --high-debt-limit PAGES  warn when a high_policy defers more memory.high debt\n"
+         "                           (a debug check; default 0: never)\n"
          "  -e                       stop at the first command that fails\n";
 }
 
@@ -103,6 +105,9 @@ bool set_option(const std::string &name, const std::string &value, ShOptions *o,
   } else if (name == "--memory") {
     if (!parse_size(value, &o->memory) || o->memory < (1ull << 20))
       return *why = "not a size of at least 1M", false;
+  } else if (name == "--high-debt-limit") {
+    if (!parse_int(value, 0, 1ll << 40, &n)) return *why = "not a number of pages", false;
+    o->high_debt_limit = static_cast<uint64_t>(n);
   } else if (name == "--swap") {
     if (!parse_size(value, &o->swap)) return *why = "not a size", false;
   } else if (name == "--mode") {
@@ -170,7 +175,8 @@ bool parse_sh_options(const std::vector<std::string> &argv, ShOptions *opts, std
       value = a.substr(eq + 1);
     } else {
       static const char *const kNames[] = {"--cpus", "--memory", "--swap", "--mode", "--seed",
-                                           "--cgroup", "--mount-opts", "--stock"};
+                                           "--cgroup", "--mount-opts", "--stock",
+                                           "--high-debt-limit"};
       bool known = false;
       for (const char *k : kNames) known |= name == k;
       if (!known) {

@@ -19,6 +19,9 @@ struct ShOptions {
   bool memory_localevents = false;   // --mount-opts memory_localevents
   bool memory_recursiveprot = false; // --mount-opts memory_recursiveprot
   enum class Stock { kMemcg, kPcstock } stock = Stock::kMemcg;
+  // Emulation: warn when a high_policy defers more memory.high debt (pages; 0: never); see
+  // memcg_boot_params::high_debt_limit.
+  uint64_t high_debt_limit = 0;
   bool errexit = false;              // -e
   bool help = false;                 // --help or -h: print sh_usage() and exit 0
   std::string script;                // empty or "-": standard input
