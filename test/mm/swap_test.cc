@@ -507,3 +507,39 @@ TEST_CASE("S13: 100M of anon touched under memory.max=30M with 1G of swap comple
     CHECK(check_memcg_teardown().empty());
   }
 }
+
+// Native mode: processes on real threads fault, are swapped out by each other's charges, swap
+// back in and exit concurrently; nothing is charged twice or lost.
+TEST_CASE("native: concurrent swap-out, swap-in and exit keep every charge and slot",
+          "[mm][swap][native]") {
+  for (const auto &base : {v2_params(false), v1_params(true)}) {
+    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    WarnCheck wc;
+    MemcgEnv env(with_swap(base), emu::Mode::native, 4);
+    mem_cgroup *a = env.mkdir(nullptr, "a");
+    env.run([&] {
+      page_counter_set_max(&a->memory, 150);
+      constexpr int kProcs = 3;
+      Toucher *t[kProcs];
+      for (auto &x : t) x = new Toucher(a, 120, 2);
+      for (auto *x : t) x->wait_stage(0);
+      for (int r = 0; r < 2; r++) {
+        for (auto *x : t) complete(&x->go[r]);
+        for (auto *x : t) x->wait_stage(r + 1);
+      }
+      long ents = 0;
+      for (auto *x : t) ents += swapents(x->proc);
+      CHECK(ents == slots_in_use());
+      CHECK(ev(a, PSWPIN) > 0);
+      for (auto *x : t) {
+        CHECK(x->kill() == 137);
+        delete x;
+      }
+      drain_everything();
+      CHECK(slots_in_use() == 0);
+      CHECK(stat(a, MEMCG_SWAP) == 0);
+    });
+    CHECK(usage(a) == 0);
+    env.finish();
+  }
+}
