@@ -28,6 +28,7 @@
 #include "mm/mm_types.h"
 #include "mm/oom_kill.h"
 #include "mm/swap.h"
+#include "mm/swapfile.h"
 #include "mm/vmscan.h"
 #include "shim/bug.h"
 #include "shim/cpuhotplug.h"
@@ -247,8 +248,20 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   if (params.kernfs_notify_no_rwsem) flags |= CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM;
   memcg_cgroup_register(&memory_cgrp_subsys);
   int err = 0;
+  if (params.swap_pages) {
+    err = swapon(params.swap_pages);
+    if (err) {
+      memcg_pcstock_shutdown();
+      destroy_workqueue(memcg_wq);
+      memcg_wq = nullptr;
+      delete[] g_ids;
+      g_ids = nullptr;
+      return err;
+    }
+  }
   g_cgroup_root = cgroup_setup_root(!params.v1, flags, &memory_cgrp_subsys, &err);
   if (!g_cgroup_root) {
+    swapoff_all();
     memcg_pcstock_shutdown();
     destroy_workqueue(memcg_wq);
     memcg_wq = nullptr;
@@ -284,6 +297,7 @@ void mem_cgroup_shutdown() {
   memcg_internal::memcg_stats_shutdown();
   cgroup_destroy_root(g_cgroup_root);
   g_cgroup_root = nullptr;
+  swapoff_all();
   destroy_workqueue(memcg_wq);
   memcg_wq = nullptr;
   delete[] g_ids;

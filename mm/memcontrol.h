@@ -164,6 +164,8 @@ struct memcg_boot_params {
   // policy the charge path pays a debt once it passes MEMCG_CHARGE_BATCH (a blocking charge
   // outside reclaim), so no task carries more than two batches into its next charge.
   unsigned long high_debt_limit = 0;
+  // Pages of the machine's swap device (mm/swapfile.h), swapped on at boot; 0: no swap device.
+  unsigned long swap_pages = 0;
 };
 
 // --- globals ---------------------------------------------------------------------------------
@@ -181,11 +183,12 @@ extern unsigned long g_high_debt_limit;
 
 /**
  * mem_cgroup_boot - mount the hierarchy and bring up the memory controller
- * @params: hierarchy version, stock design, mount options, reclaim/OOM ops
+ * @params: hierarchy version, stock design, mount options, reclaim/OOM ops, swap device size
  *
  * Creates root_mem_cgroup, the per-CPU stocks, the "memcg" workqueue, registers the
  * return-to-user hook (mem_cgroup_handle_over_high) and a machine shutdown hook that tears all
- * of it down again. Context: task context on a running machine. Returns 0 or a negative errno.
+ * of it down again, and swaps on the swap device of @params.swap_pages (mm/swapfile.h).
+ * Context: task context on a running machine. Returns 0 or a negative errno.
  */
 int mem_cgroup_boot(const memcg_boot_params &params);
 // Drains every stock, removes every cgroup and frees the controller (run by the shutdown hook;

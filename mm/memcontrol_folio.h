@@ -69,8 +69,27 @@ struct swp_entry_t {
 };
 int __mem_cgroup_try_charge_swap(folio *f, swp_entry_t entry);
 void __mem_cgroup_uncharge_swap(swp_entry_t entry, unsigned int nr_pages);
-// Pages of swap this memcg may still use (min over ancestors of max - usage).
+// Pages of swap this memcg may still use: the free swap, capped on v2 by min over the non-root
+// ancestors of swap.max - swap usage.
 long mem_cgroup_get_nr_swap_pages(mem_cgroup *memcg);
+/**
+ * memcg1_swapout - v1: move @f's charge to its swap slot @entry at swap-out
+ * @f: isolated, locked, unmapped anon folio leaving memory
+ *
+ * The memory charge is dropped and the folio uncharged (memcg_data cleared); the memsw charge
+ * stays, moved to the nearest online ancestor when the memcg is offline, recorded for @entry and
+ * counted in MEMCG_SWAP. A no-op on v2 (the folio is uncharged when it is freed).
+ */
+void memcg1_swapout(folio *f, swp_entry_t entry);
+/**
+ * mem_cgroup_swapin_charge_folio - charge a folio being swapped in
+ * The memcg recorded for @entry if it is online, else @mm's memcg, is charged (reclaim and the
+ * OOM killer may run). Returns 0 or -ENOMEM.
+ */
+int mem_cgroup_swapin_charge_folio(folio *f, mm_struct *mm, gfp_t gfp, swp_entry_t entry);
+// After a swap-in charge: v1 drops the slot's memsw charge now; v2 keeps the swap charge until
+// the slot is freed.
+void mem_cgroup_swapin_uncharge_swap(swp_entry_t entry, unsigned int nr_pages);
 // The memcg id recorded for @entry (0 if none).
 unsigned short lookup_swap_cgroup_id(swp_entry_t entry);
 

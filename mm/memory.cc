@@ -9,6 +9,8 @@
 
 #include "mm/memcontrol_folio.h"
 #include "mm/swap.h"
+#include "mm/swapfile.h"
+#include "mm/workingset.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
 #include "shim/rcupdate.h"
@@ -20,6 +22,9 @@ namespace {
 
 constexpr std::uint64_t kFaultNs = 1200;  // trap, allocate and zero a page, charge, map, LRU add
 constexpr std::uint64_t kZapNs = 350;     // clear the entry, free the page, uncharge (batched)
+// Reading a page back from the swap device on a major fault: a 4 KiB random read from an NVMe
+// SSD, an estimate (docs/memory-model.md).
+constexpr std::uint64_t kSwapInNs = 25000;
 
 vm_area_struct *find_vma(mm_struct *mm, unsigned long addr) REQUIRES(mm->page_table_lock) {
   auto it = mm->vmas.upper_bound(addr);
@@ -28,12 +33,24 @@ vm_area_struct *find_vma(mm_struct *mm, unsigned long addr) REQUIRES(mm->page_ta
   return addr < vma->vm_end ? vma : nullptr;
 }
 
+// What a zap collected: the folios' page table references and the swap entries.
+struct zap_details {
+  std::vector<folio *> folios;
+  std::vector<swp_entry_t> entries;
+};
+
 // zap_pte_range() for [start, end) of @vma: entries cleared under the lock, the folios' page
-// table references collected in @out.
+// table references and the swap entries collected in @out.
 void zap_range(mm_struct *mm, vm_area_struct *vma, unsigned long start, unsigned long end,
-               std::vector<folio *> *out) REQUIRES(mm->page_table_lock) {
+               zap_details *out) REQUIRES(mm->page_table_lock) {
   for (unsigned long a = start; a < end; a++) {
     pte_t &pte = vma->ptes[a - vma->vm_start];
+    if (pte.swp) {
+      out->entries.push_back(swp_entry_t{pte.swp});
+      pte = pte_t{};
+      add_mm_counter(mm, MM_SWAPENTS, -1);
+      continue;
+    }
     folio *f = pte.page;
     if (!f) continue;
     pte = pte_t{};
@@ -43,18 +60,22 @@ void zap_range(mm_struct *mm, vm_area_struct *vma, unsigned long start, unsigned
     folio_clear_mlocked(f);
     add_mm_counter(mm, MM_ANONPAGES, -static_cast<long>(folio_nr_pages(f)));
     mod_memcg_lruvec_state(folio_memcg(f), NR_ANON_MAPPED, -static_cast<int>(folio_nr_pages(f)));
-    out->push_back(f);
+    out->folios.push_back(f);
   }
 }
 
-// tlb_finish_mmu(): the batched frees (uncharged in batches of folios_put).
-void free_zapped(std::vector<folio *> *folios) {
-  emu::consume_time(folios->size() * kZapNs);
+// tlb_finish_mmu(): the batched frees (uncharged in batches of folios_put); the swap entries'
+// slots are freed (free_swap_and_cache), which uncharges their swap.
+void free_zapped(zap_details *z) {
+  std::vector<folio *> *folios = &z->folios;
+  emu::consume_time((folios->size() + z->entries.size()) * kZapNs);
   for (size_t i = 0; i < folios->size(); i += PAGEVEC_SIZE) {
     unsigned int n = static_cast<unsigned int>(std::min<size_t>(PAGEVEC_SIZE, folios->size() - i));
     folios_put(folios->data() + i, n);
   }
   folios->clear();
+  for (swp_entry_t e : z->entries) swap_free(e);
+  z->entries.clear();
 }
 
 // __mm_populate(): faults every page of the new mapping in, in this kernel entry.
@@ -63,6 +84,56 @@ void mm_populate(mm_struct *mm, unsigned long start, unsigned long nr_pages) {
     if (fatal_signal_pending(current)) break;
     if (do_user_addr_fault(mm, a)) break;
   }
+}
+
+// do_swap_page(): a fault on a swap entry reads the page back from its slot into a new folio,
+// charged to the memcg recorded for the slot (or the mm's), maps it and frees the slot (a write
+// fault on an exclusive folio: the swap cache is not kept, see mm/swapfile.h).
+vm_fault_t do_swap_page(mm_struct *mm, unsigned long addr, swp_entry_t entry) {
+  emu::consume_time(kFaultNs + kSwapInNs);
+  // Not in the swap cache: a major fault (count_memcg_event_mm(PGMAJFAULT)).
+  rcu_read_lock();
+  mem_cgroup *mm_memcg = rcu_dereference(mm->memcg);
+  count_memcg_events(mm_memcg ? mm_memcg : root_mem_cgroup, PGMAJFAULT, 1);
+  rcu_read_unlock();
+  folio *f = folio_alloc();
+  folio_set_swapbacked(f);
+  if (mem_cgroup_swapin_charge_folio(f, mm, GFP_KERNEL, entry)) {
+    folio_put(f);
+    return VM_FAULT_OOM;  // the entry stays: the retried fault swaps it in again
+  }
+  spin_lock(&mm->page_table_lock);
+  vm_area_struct *vma = find_vma(mm, addr);
+  // The pte_same() check: a fault from another task (a remote access) can race with the owner's
+  // exit, whose zap then freed the slot; the new folio is dropped.
+  if (!vma || vma->ptes[addr - vma->vm_start].swp != entry.val) {
+    spin_unlock(&mm->page_table_lock);
+    folio_put(f);
+    return 0;
+  }
+  // From here the slot is this fault's: the entry is gone from the page table.
+  bool mlock = vma->vm_flags & VM_LOCKED;
+  f->mapping = mm;
+  f->index = addr;
+  atomic_set(&f->_mapcount, 1);
+  folio_get(f);  // keeps the folio while it is set up (a racing zap may drop the mapping's)
+  add_mm_counter(mm, MM_ANONPAGES, folio_nr_pages(f));
+  add_mm_counter(mm, MM_SWAPENTS, -static_cast<long>(folio_nr_pages(f)));
+  mod_memcg_lruvec_state(folio_memcg(f), NR_ANON_MAPPED, static_cast<int>(folio_nr_pages(f)));
+  vma->ptes[addr - vma->vm_start] = pte_t{f, true};
+  spin_unlock(&mm->page_table_lock);
+
+  mem_cgroup_swapin_uncharge_swap(entry, folio_nr_pages(f));
+  shadow_entry shadow;
+  if (swap_get_shadow(entry, &shadow)) workingset_refault(f, shadow);
+  // swap_read_folio(): the read completes at once.
+  count_memcg_events(folio_memcg(f), PSWPIN, folio_nr_pages(f));
+  // folio_add_lru_vma(): mlock_new_folio for a VM_LOCKED mapping.
+  if (mlock) folio_set_mlocked(f);
+  folio_add_lru(f);
+  swap_free(entry);
+  folio_put(f);
+  return 0;
 }
 
 }  // namespace
@@ -85,7 +156,7 @@ int do_mmap_anon(mm_struct *mm, unsigned long nr_pages, unsigned long flags, uns
 }
 
 int do_munmap(mm_struct *mm, unsigned long start, unsigned long nr_pages) {
-  std::vector<folio *> folios;
+  zap_details folios;
   std::vector<vm_area_struct *> gone;
   spin_lock(&mm->page_table_lock);
   auto it = mm->vmas.lower_bound(start);
@@ -102,7 +173,7 @@ int do_munmap(mm_struct *mm, unsigned long start, unsigned long nr_pages) {
 }
 
 int madvise_dontneed(mm_struct *mm, unsigned long start, unsigned long nr_pages) {
-  std::vector<folio *> folios;
+  zap_details folios;
   spin_lock(&mm->page_table_lock);
   for (unsigned long a = start; a < start + nr_pages;) {
     vm_area_struct *vma = find_vma(mm, a);
@@ -144,6 +215,11 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
     spin_unlock(&mm->page_table_lock);
     return 0;
   }
+  if (pte->swp) {
+    swp_entry_t entry{pte->swp};
+    spin_unlock(&mm->page_table_lock);
+    return do_swap_page(mm, addr, entry);
+  }
   spin_unlock(&mm->page_table_lock);
 
   // do_anonymous_page(): allocate, charge, then map under the lock.
@@ -156,8 +232,13 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
   }
   spin_lock(&mm->page_table_lock);
   vma = find_vma(mm, addr);
-  // Only the owning task changes its mappings, and it is here.
-  WARN_ON_ONCE(!vma || vma->ptes[addr - vma->vm_start].page);
+  // The pte_same() check: only a fault from another task (a remote access racing with the
+  // owner's exit or its own fault) finds the entry changed; the new folio is dropped.
+  if (!vma || vma->ptes[addr - vma->vm_start].page || vma->ptes[addr - vma->vm_start].swp) {
+    spin_unlock(&mm->page_table_lock);
+    folio_put(f);
+    return 0;
+  }
   f->mapping = mm;
   f->index = addr;
   atomic_set(&f->_mapcount, 1);
@@ -182,7 +263,7 @@ vm_fault_t do_user_addr_fault(mm_struct *mm, unsigned long addr) {
 }
 
 void exit_mmap(mm_struct *mm) {
-  std::vector<folio *> folios;
+  zap_details folios;
   std::vector<vm_area_struct *> gone;
   spin_lock(&mm->page_table_lock);
   for (auto &[start, vma] : mm->vmas) {

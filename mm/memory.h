@@ -4,15 +4,19 @@
 // A fault on a missing page of a mapping allocates a folio, charges it to the mm's memcg
 // (__mem_cgroup_charge, GFP_KERNEL: reclaim, then the OOM killer, may run inside), maps it
 // (MM_ANONPAGES) and queues it for the LRU through this CPU's lru_add batch; a VM_LOCKED
-// mapping's folios are mlocked (unevictable). Unmapping (munmap, MADV_DONTNEED, exit) zaps the
-// entries and drops the page tables' references: the freed folios are uncharged in batches.
+// mapping's folios are mlocked (unevictable). A fault on a swap entry (a page reclaim swapped
+// out) is a major fault: a new folio is charged to the memcg recorded for the slot (or the mm's),
+// refault-tested against the slot's shadow entry, mapped, and the slot freed (MM_SWAPENTS ->
+// MM_ANONPAGES). Unmapping (munmap, MADV_DONTNEED, exit) zaps the entries and drops the page
+// tables' references: the freed folios are uncharged in batches, swap entries free their slots.
 //
-// Mirrors: mm/memory.c (handle_mm_fault, do_anonymous_page, zap_pte_range, unmap_vmas),
+// Mirrors: mm/memory.c (handle_mm_fault, do_anonymous_page, do_swap_page, zap_pte_range,
+//   unmap_vmas),
 //   mm/mmap.c (do_mmap, do_munmap, exit_mmap), mm/madvise.c (MADV_DONTNEED), mm/gup.c
 //   (__mm_populate), mm/oom_kill.c (pagefault_out_of_memory) (Linux 6.19)
 // Emulation: addresses are page numbers (see mm/mm_types.h); only private anonymous mappings.
-// Emulation: each fault costs kFaultNs and each zapped page kZapNs of machine time
-//   (docs/memory-model.md).
+// Emulation: each fault costs kFaultNs, each swap-in kSwapInNs more, and each zapped page or
+//   swap entry kZapNs of machine time (docs/memory-model.md).
 #pragma once
 
 #include "mm/mm_types.h"
@@ -44,8 +48,10 @@ int do_munmap(mm_struct *mm, unsigned long start, unsigned long nr_pages);
 int madvise_dontneed(mm_struct *mm, unsigned long start, unsigned long nr_pages);
 /**
  * handle_mm_fault - a write access to page @addr of @mm
- * Returns 0 (mapped, accessed bit set), VM_FAULT_SIGBUS (no mapping) or VM_FAULT_OOM (the
- * charge failed). Context: inside a kernel entry of the owning task.
+ * A swap entry is swapped in (do_swap_page). Returns 0 (mapped, accessed bit set; or the entry
+ * changed under a fault from another task, which then maps nothing), VM_FAULT_SIGBUS (no
+ * mapping) or VM_FAULT_OOM (the charge failed). Context: task context: a kernel entry of the
+ * owning task, or another task's remote access (as get_user_pages_remote) to a live mm.
  */
 vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr);
 // The page fault as the architecture's handler runs it: handle_mm_fault, retried after

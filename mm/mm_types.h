@@ -5,7 +5,8 @@
 // counters and its private anonymous mappings (vm_area_struct), each with one page table entry
 // per page. Faults (mm/memory.cc) fill the entries, munmap/MADV_DONTNEED and exit zap them,
 // reclaim reaches them through the folio's reverse map (folio::mapping = the mm,
-// folio::index = the virtual page number).
+// folio::index = the virtual page number) and swap-out turns them into swap entries
+// (MM_ANONPAGES -> MM_SWAPENTS), which the next fault on the page swaps in.
 //
 // Mirrors: include/linux/mm_types.h (Linux 6.19): mm_struct (rss_stat, flags, owner),
 //   vm_area_struct (vm_start, vm_end, vm_flags), enum NR_MM_COUNTERS, MMF_* bits
@@ -41,10 +42,12 @@ inline constexpr unsigned long VM_LOCKED = 0x2000;
 inline constexpr int MMF_OOM_SKIP = 21;
 inline constexpr int MMF_OOM_REAP_QUEUED = 25;
 
-// One page table entry: a present page (with its accessed bit) or nothing.
+// One page table entry: a present page (with its accessed bit), a swap entry (the page is in
+// swap slot @swp: see mm/swapfile.h) or nothing.
 struct pte_t {
   folio *page = nullptr;
   bool young = false;  // the hardware accessed bit: set by an access, cleared by reclaim's check
+  unsigned long swp = 0;  // swp_entry_t::val of a swapped-out page (page == nullptr), else 0
 };
 
 struct mm_struct;

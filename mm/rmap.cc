@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// mm/rmap.cc: folio_referenced over the one mapping of a private anonymous folio (see rmap.h).
+// mm/rmap.cc: folio_referenced and try_to_unmap over the one mapping of a private anonymous
+// folio (see rmap.h).
 //
 // Mirrors: mm/rmap.c (Linux 6.19)
 // Emulation: see rmap.h.
 #include "mm/rmap.h"
 
 #include "mm/mm_types.h"
+#include "shim/bug.h"
 #include "shim/rcupdate.h"
 
 namespace umemcg {
@@ -42,6 +44,37 @@ int folio_referenced(folio *f, bool is_locked, mem_cgroup *memcg, unsigned long 
   rcu_read_unlock();
   if (!is_locked) folio_unlock(f);
   return referenced;
+}
+
+bool try_to_unmap(folio *f, swp_entry_t entry) {
+  bool unmapped = false;
+  long nr = folio_nr_pages(f);
+  rcu_read_lock();
+  auto *mm = static_cast<mm_struct *>(READ_ONCE(f->mapping));
+  if (mm) {
+    spin_lock(&mm->page_table_lock);
+    auto it = mm->vmas.upper_bound(f->index);
+    if (it != mm->vmas.begin()) {
+      vm_area_struct *vma = std::prev(it)->second;
+      if (f->index < vma->vm_end) {
+        pte_t &pte = vma->ptes[f->index - vma->vm_start];
+        if (pte.page == f) {
+          pte = pte_t{nullptr, false, entry.val};
+          atomic_dec(&f->_mapcount);
+          WRITE_ONCE(f->mapping, nullptr);
+          add_mm_counter(mm, MM_ANONPAGES, -nr);
+          add_mm_counter(mm, MM_SWAPENTS, nr);
+          mod_memcg_lruvec_state(folio_memcg(f), NR_ANON_MAPPED, -static_cast<int>(nr));
+          // The page table's reference; the caller's isolation reference keeps the folio.
+          WARN_ON_ONCE(folio_put_testzero(f));
+          unmapped = true;
+        }
+      }
+    }
+    spin_unlock(&mm->page_table_lock);
+  }
+  rcu_read_unlock();
+  return unmapped;
 }
 
 }  // namespace umemcg

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mm/rmap.h: the reverse map: from a folio to the page table entry mapping it.
 //
-// Mirrors: mm/rmap.c (folio_referenced, folio_referenced_one) (Linux 6.19)
+// Mirrors: mm/rmap.c (folio_referenced, folio_referenced_one, try_to_unmap, try_to_unmap_one
+//   for an anon folio in the swap cache) (Linux 6.19)
 // Emulation: private anonymous folios are mapped by exactly one entry (no fork, no sharing):
 //   folio::mapping is the mm and folio::index the virtual page number. Page-cache folios are
 //   never mapped (files are only read), so they have no entries to walk.
@@ -10,6 +11,7 @@
 #pragma once
 
 #include "mm/memcontrol.h"
+#include "mm/memcontrol_folio.h"
 #include "mm/page_flags.h"
 
 namespace umemcg {
@@ -25,5 +27,16 @@ namespace umemcg {
  * lock could not be taken.
  */
 int folio_referenced(folio *f, bool is_locked, mem_cgroup *memcg, unsigned long *vm_flags);
+
+/**
+ * try_to_unmap - replace the entry mapping anon folio @f by the swap entry @entry
+ * @f: locked, isolated anon folio with a swap slot
+ * @entry: its slot
+ *
+ * The mm's MM_ANONPAGES moves to MM_SWAPENTS, NR_ANON_MAPPED drops and the page table's
+ * reference on @f is dropped (the caller's isolation reference remains). Returns false when @f
+ * was not mapped any more (zapped meanwhile: the zap owns the page table's reference).
+ */
+bool try_to_unmap(folio *f, swp_entry_t entry);
 
 }  // namespace umemcg

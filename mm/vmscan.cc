@@ -7,7 +7,10 @@
 // memory.low outside the low-override pass), and has its LRU lists scanned in proportion to
 // size >> priority, reduced by its protection. Active lists are aged into the inactive ones;
 // inactive folios that were not referenced since the last scan are reclaimed: clean page-cache
-// folios leave the cache with a shadow entry and are freed and uncharged; anon folios need swap.
+// folios leave the cache with a shadow entry and are freed and uncharged; anon folios get a swap
+// slot (with its swap charge: a refusal activates them), their page table entry becomes a swap
+// entry, they are written out and freed, leaving a shadow entry in the slot (v1: their memsw
+// charge moves to the slot). Without swap space the memcg may use, anon lists are not scanned.
 //
 // Mirrors: mm/vmscan.c (Linux 6.19)
 // Emulation: single node and zone; no kswapd, writeback, dirty throttling, vmpressure, shrinkers
@@ -15,8 +18,11 @@
 //   by SWAP_CLUSTER_MAX per reclaimer).
 // Emulation: inactive_is_low reads the exact list sizes of the subtree (the kernel reads the
 //   rstat aggregates, as fresh as their last flush); the refault snapshot reads the statistics.
-// Emulation: each scanned page costs kReclaimScanNs and each memcg visited kReclaimVisitNs of
-//   machine time (docs/memory-model.md).
+// Emulation: each scanned page costs kReclaimScanNs, each memcg visited kReclaimVisitNs and each
+//   page written to swap kSwapOutNs of machine time (docs/memory-model.md).
+// Emulation: swap writeback completes synchronously, so a swapped-out folio is freed in the pass
+//   that wrote it (the kernel's stays in the swap cache under writeback and a later pass frees
+//   it); see mm/swapfile.h.
 #include "mm/vmscan.h"
 
 #include <algorithm>
@@ -41,6 +47,9 @@ constexpr std::uint64_t kReclaimScanNs = 60;
 // Machine time per memcg visited by the reclaim walk (protection, scan counts), scanned or not:
 // a reclaimer that finds nothing still takes time, so others (an exiting OOM victim) progress.
 constexpr std::uint64_t kReclaimVisitNs = 200;
+// Machine time per page written to the swap device (pageout of an anon folio): a 4 KiB write to
+// an NVMe SSD, an estimate (docs/memory-model.md).
+constexpr std::uint64_t kSwapOutNs = 10000;
 
 struct scan_control {
   unsigned long nr_to_reclaim = 0;
@@ -76,10 +85,8 @@ int sc_swappiness(const scan_control *sc, mem_cgroup *memcg) {
                                                    : mem_cgroup_swappiness(memcg);
 }
 
-// can_reclaim_anon_pages(): swap space this memcg may still use.
-bool can_reclaim_anon_pages(mem_cgroup *memcg) {
-  return total_swap_pages() > 0 && mem_cgroup_get_nr_swap_pages(memcg) > 0;
-}
+// can_reclaim_anon_pages(): swap space this memcg may still use (free swap, and v2 swap.max).
+bool can_reclaim_anon_pages(mem_cgroup *memcg) { return mem_cgroup_get_nr_swap_pages(memcg) > 0; }
 bool can_age_anon_pages() { return total_swap_pages() > 0; }
 
 bool folio_evictable(const folio *f) { return !folio_test_mlocked(f); }
@@ -173,9 +180,11 @@ folio_references folio_check_references(folio *f, const scan_control *sc) {
 }
 
 // shrink_folio_list(): decides each isolated folio's fate; the reclaimed ones are freed and
-// uncharged in one batch, the others are left on @list for move_folios_to_lru.
-unsigned long shrink_folio_list(list_head *list, scan_control *sc) {
+// uncharged in one batch, the others are left on @list for move_folios_to_lru. *@nr_pageout gets
+// the pages written to swap.
+unsigned long shrink_folio_list(list_head *list, scan_control *sc, unsigned long *nr_pageout) {
   unsigned long nr_reclaimed = 0;
+  *nr_pageout = 0;
   list_head ret;
   std::vector<folio *> free_folios;
 
@@ -201,8 +210,31 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc) {
       case FOLIOREF_RECLAIM_CLEAN:
         break;  // every file folio is clean here
     }
-    // Anon needs a swap slot (add_to_swap); without one it is activated.
-    if (folio_test_anon(f)) goto activate_locked;
+    if (folio_test_anon(f)) {
+      // Swap-out needs I/O.
+      if (!(sc->gfp_mask & __GFP_IO)) goto keep_locked;
+      // add_to_swap(): a slot and its swap charge; without them the folio is activated.
+      swp_entry_t entry = folio_alloc_swap(f);
+      if (!entry.val) goto activate_locked;
+      if (!try_to_unmap(f, entry)) {
+        // Zapped meanwhile: the putback drops the last reference and frees it.
+        swap_free(entry);
+        goto keep_locked;
+      }
+      // pageout(): swap_writepage, complete at once (see the banner).
+      count_memcg_events(folio_memcg(f), PSWPOUT, nr);
+      emu::consume_time(nr * kSwapOutNs);
+      *nr_pageout += nr;
+      // __remove_mapping() of the swap cache: unmapped and isolated, nobody else can hold a
+      // reference, so the freeze of the isolation's one cannot fail.
+      if (WARN_ON_ONCE(atomic_cmpxchg(&f->_refcount, 1, 0) != 1)) goto keep_locked;
+      swap_set_shadow(entry, workingset_eviction(f, sc->target_mem_cgroup));
+      memcg1_swapout(f, entry);
+      folio_unlock(f);
+      nr_reclaimed += nr;
+      free_folios.push_back(f);
+      continue;
+    }
     if (!__remove_mapping(f, sc->target_mem_cgroup)) goto keep_locked;
     folio_unlock(f);
     nr_reclaimed += nr;
@@ -242,10 +274,12 @@ unsigned long shrink_inactive_list(unsigned long nr_to_scan, lruvec *lv, scan_co
   emu::consume_time(nr_scanned * kReclaimScanNs);
   if (nr_taken == 0) return 0;
 
-  unsigned long nr_reclaimed = shrink_folio_list(&folio_list, sc);
+  unsigned long nr_pageout;
+  unsigned long nr_reclaimed = shrink_folio_list(&folio_list, sc, &nr_pageout);
   move_folios_to_lru(lv, &folio_list);
   count_memcg_events(owner, sc->proactive ? PGSTEAL_PROACTIVE : PGSTEAL_DIRECT, nr_reclaimed);
-  lru_note_cost(lv, is_file_lru(lru), 0, static_cast<unsigned int>(nr_scanned - nr_reclaimed));
+  lru_note_cost(lv, is_file_lru(lru), static_cast<unsigned int>(nr_pageout),
+                static_cast<unsigned int>(nr_scanned - nr_reclaimed));
   return nr_reclaimed;
 }
 

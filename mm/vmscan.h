@@ -11,6 +11,7 @@
 #include "mm/memcontrol.h"
 #include "mm/memcontrol_files.h"
 #include "mm/mmzone.h"
+#include "mm/swapfile.h"
 
 namespace umemcg {
 
@@ -18,9 +19,8 @@ inline constexpr int DEF_PRIORITY = 12;
 // MAX_SWAPPINESS, SWAPPINESS_ANON_ONLY, vm_swappiness and mem_cgroup_swappiness():
 // mm/memcontrol_files.h.
 
-// Pages of swap space on the machine. Emulation: the machine has no swap device, so anon pages
-// are never reclaimed (reclaim is file-only, as on a kernel without swap).
-inline long total_swap_pages() { return 0; }
+// total_swap_pages(), get_nr_swap_pages(): mm/swapfile.h. Without a swap device anon pages are
+// never reclaimed (reclaim is file-only, as on a kernel without swap).
 
 /**
  * try_to_free_mem_cgroup_pages - reclaim pages from @memcg's subtree

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// mm/workingset.h: workingset detection: shadow entries left by evicted page-cache folios, and
+// mm/workingset.h: workingset detection: shadow entries left by evicted page-cache folios (in
+// the file's page cache) and swapped-out anon folios (in their swap slot, mm/swapfile.h), and
 // the refault test that tells whether a refaulting folio was part of the workingset.
 //
 // Every lruvec has a nonresident age, a clock that advances with evictions and activations in
@@ -13,7 +14,7 @@
 // Emulation: a shadow entry stores the clock, the memcg id and the workingset bit as they are
 //   (no bit packing, no bucket_order, the single node implied).
 // Emulation: the shadow-node shrinker (WORKINGSET_NODERECLAIM) is not modelled: shadow entries
-//   live until their file range is truncated or refaulted.
+//   live until their file range is truncated or refaulted, or their swap slot is freed.
 // Emulation: the workingset size reads the eviction memcg's exact LRU sizes summed over its
 //   subtree (the kernel reads the same sums from rstat, as fresh as its last flush).
 #pragma once
@@ -34,8 +35,9 @@ void workingset_age_nonresident(lruvec *lv, unsigned long nr_pages);
 shadow_entry workingset_eviction(folio *f, mem_cgroup *target_memcg);
 // Whether a refault with @shadow is recent (@workingset: the shadow's workingset bit).
 bool workingset_test_recent(const shadow_entry &shadow, bool file, bool *workingset);
-// A folio refaults into the page cache over @shadow: counts it and activates a recent one.
-// @f is charged and not yet on the LRU.
+// A folio refaults into the page cache or is swapped in over @shadow: counts it
+// (WORKINGSET_REFAULT_FILE/ANON) and activates a recent one. @f is charged and not yet on the
+// LRU.
 void workingset_refault(folio *f, const shadow_entry &shadow);
 // folio_mark_accessed activated @f: ages its lruvec's nonresident clock.
 void workingset_activation(folio *f);

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Randomized property test of the memory model (simulated mode, seeded): processes faulting
 // and holding anon memory, page-cache reads of shared files, limits, reclaim, kills, OOM kills,
-// drains and truncation, in random order across memcgs. After every step (a quiescent machine)
-// the charge invariants hold with the model's pages counted as charged (every page charged
-// once, none lost), the LRU statistics equal the list sizes, and at the end, after every process exited and the cgroups were removed,
-// every counter is zero and everything is freed.
+// drains and truncation, in random order across memcgs, on a machine with a small swap device:
+// reclaim swaps anon pages out (or is refused by swap.max and a full device) and remote writes
+// to the processes' pages (a GUP-style access from another task) swap them back in. After every
+// step (a quiescent machine) the charge invariants hold with the model's pages counted as
+// charged (every page charged once, none lost: memory, memsw and swap), the LRU statistics equal
+// the list sizes, every used swap slot is one swap entry of a live process and one MEMCG_SWAP
+// page, and at the end, after every process exited and the cgroups were removed, every counter
+// is zero, every slot free and everything freed.
 #include "test/mm/mm_test_util.h"
 
 #include <random>
@@ -18,13 +22,21 @@ namespace {
 struct Live {
   emu::Process *proc;
   completion *ready;
+  unsigned long nr;
 };
 
-void run_seed(const memcg_boot_params &params, std::uint64_t seed) {
+constexpr unsigned long kSwapPages = 300;
+constexpr unsigned long kFirstMapping = 0x10000;  // where a fresh mm's first mapping goes
+
+// Adds the pages swapped out and in to *@pswpout and *@pswpin.
+void run_seed(const memcg_boot_params &params, std::uint64_t seed, std::uint64_t *pswpout,
+              std::uint64_t *pswpin) {
   INFO("seed " << seed << " " << design_name(params) << (params.v1 ? " v1" : " v2"));
   std::mt19937_64 rng(seed);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
-  MemcgEnv env(params, emu::Mode::simulated, 4, seed);
+  memcg_boot_params with_swap = params;
+  with_swap.swap_pages = kSwapPages;
+  MemcgEnv env(with_swap, emu::Mode::simulated, 4, seed);
   std::vector<mem_cgroup *> cg;
   mem_cgroup *top = env.mkdir(nullptr, "top");
   cg.push_back(top);
@@ -47,7 +59,7 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed) {
   };
 
   for (int step = 0; step < 60; step++) {
-    int op = static_cast<int>(pick(8));
+    int op = static_cast<int>(pick(10));
     env.run([&] {
       switch (op) {
         case 0:
@@ -59,7 +71,7 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed) {
                                               static_cast<short>(pick(3) == 0 ? 300 : 0),
                                               pick(6) == 0 ? (MAP_POPULATE | MAP_LOCKED) : 0);
           wait_for_completion(ready);
-          live.push_back({p, ready});
+          live.push_back({p, ready, nr});
           break;
         }
         case 2: {  // page-cache read charged to some memcg
@@ -93,12 +105,34 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed) {
           lru_add_drain_all();
           if (pick(2)) truncate_inode_pages(files[pick(files.size())], pick(300));
           break;
+        case 8: {  // remote writes to a live process's pages: swapped ones come back
+          if (live.empty()) break;
+          Live &l = live[pick(live.size())];
+          if (emu::process_dying(l.proc)) break;
+          unsigned long first = pick(l.nr), n = 1 + pick(l.nr - first);
+          for (unsigned long i = first; i < first + n; i++)
+            if (handle_mm_fault(emu::process_mm(l.proc), kFirstMapping + i)) break;
+          break;
+        }
+        case 9:  // a swap limit (v2), sometimes none
+          if (!params.v1) {
+            mem_cgroup *m = cg[pick(cg.size())];
+            page_counter_set_max(&m->swap, pick(3) == 0 ? PAGE_COUNTER_MAX : pick(60));
+          }
+          break;
       }
       reap_dying();
     });
     std::string v = check_memcg_invariants(env.ledger);
     INFO("step " << step << " op " << op);
     REQUIRE(v.empty());
+    // Every used slot is one process's swap entry and one MEMCG_SWAP page.
+    long ents = 0, swapped = 0;
+    for (const Live &l : live) ents += get_mm_counter(emu::process_mm(l.proc), MM_SWAPENTS);
+    for (mem_cgroup *m : cg) swapped += emu::memcg_page_state_local_sum(m, MEMCG_SWAP);
+    long in_use = total_swap_pages() - get_nr_swap_pages();
+    REQUIRE(ents == in_use);
+    REQUIRE(swapped == in_use);
     // The LRU statistics (memory.stat's anon/file lines) are the list sizes.
     for (mem_cgroup *m : cg)
       for (int l = 0; l < NR_LRU_LISTS; l++)
@@ -119,7 +153,16 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed) {
     drain_all_stock(root_mem_cgroup);
     flush_workqueue(memcg_wq);
     for (mem_cgroup *m : cg) CHECK(lru_total(m) == 0);
+    CHECK(get_nr_swap_pages() == static_cast<long>(kSwapPages));
+    for (mem_cgroup *m : cg) {
+      CHECK(emu::memcg_page_state_local_sum(m, MEMCG_SWAP) == 0);
+      CHECK(page_counter_read(&m->swap) == 0);
+    }
   });
+  for (mem_cgroup *m : cg) {
+    *pswpout += emu::memcg_events_local_sum(m, PSWPOUT);
+    *pswpin += emu::memcg_events_local_sum(m, PSWPIN);
+  }
   for (auto it = cg.rbegin(); it != cg.rend(); ++it) {
     CHECK(usage(*it) == 0);
     CHECK(env.rmdir(*it) == 0);
@@ -131,10 +174,14 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed) {
 
 TEST_CASE("memory model property test over seeds: invariants, nothing lost, all freed",
           "[mm][property]") {
+  std::uint64_t pswpout = 0, pswpin = 0;
   for (std::uint64_t seed = 1; seed <= 12; seed++) {
     for (const auto &p : {v2_params(false), v2_params(true), v1_params(false), v1_params(true)}) {
       WarnCheck wc;
-      run_seed(p, seed);
+      run_seed(p, seed, &pswpout, &pswpin);
     }
   }
+  // Swap traffic both ways happened under the checks.
+  CHECK(pswpout > 0);
+  CHECK(pswpin > 0);
 }

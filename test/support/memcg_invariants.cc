@@ -144,8 +144,10 @@ std::string check_memcg_invariants(const ChargeLedger &ledger) {
                    emu::memcg_page_state_local_sum(d, MEMCG_KMEM) +
                    emu::memcg_page_state_local_sum(d, MEMCG_SOCK);
         want_mem += own;
-        want_memsw += own;
-        want_swap += emu::memcg_page_state_local_sum(d, MEMCG_SWAP);
+        long swapped = emu::memcg_page_state_local_sum(d, MEMCG_SWAP);
+        // v1: memsw covers the swapped-out pages too (memcg1_swapout leaves their charge).
+        want_memsw += own + swapped;
+        want_swap += swapped;
       }
       want_mem += atomic_long_read(&d->emu_orphaned[0]);
       want_memsw += atomic_long_read(&d->emu_orphaned[1]);

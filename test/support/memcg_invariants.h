@@ -8,7 +8,7 @@
 //     per-CPU lru_add batches: process memory and page cache) + net kmem pages (MEMCG_KMEM) + socket pages (MEMCG_SOCK) of the
 //     subtree + pages held for the subtree in per-CPU stocks; the root's own statistics are
 //     left out (the root is never charged). On v1 the same for memsw (with memsw's own stock in
-//     the page_counter design).
+//     the page_counter design), plus the swapped-out pages recorded in the subtree (MEMCG_SWAP).
 //   - swap.usage (v2) == MEMCG_SWAP of the subtree, root excluded.
 //   - no counter negative, no stock slot above MEMCG_CHARGE_BATCH.
 //   - the css reference count equals the references that must exist: the base one while not

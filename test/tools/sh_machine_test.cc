@@ -3,7 +3,9 @@
 // (the built binary, a script on standard input): the machine as booted (memory listed, not
 // enabled), a limit hit and the OOM kill it ends in (status 137, memory.events), a peak reset
 // through a descriptor, the no-internal-process rule refusing a placement, a watch on
-// memory.events, bpf load and attach, and determinism (same script and seed, same bytes).
+// memory.events, bpf load and attach, --swap (the device in /proc/swaps, anon memory swapped
+// instead of OOM-killed, swap.max 0 refusing it), and determinism (same script and seed, same
+// bytes).
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -64,6 +66,38 @@ TEST_CASE("umemcg sh: the machine as booted", "[sh][machine]") {
   CHECK(r.out ==
         "/sys/fs/cgroup\nmemory\n\n"
         "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+}
+
+TEST_CASE("umemcg sh --swap: a swap device; anon over memory.max swaps instead of an OOM kill",
+          "[sh][machine][swap]") {
+  Run r = sh(
+      "cat /proc/swaps\n"
+      "echo +memory > cgroup.subtree_control\n"
+      "mkdir a\n"
+      "echo 10M > a/memory.max\n"
+      "run a anon 20M\n"
+      "echo big $?\n"
+      "cat a/memory.swap.current\n"
+      "cat a/memory.events\n"
+      "mkdir b\n"
+      "echo 10M > b/memory.max\n"
+      "echo 0 > b/memory.swap.max\n"
+      "run b anon 20M\n"
+      "echo noswap $?\n"
+      "cat b/memory.swap.events\n",
+      "--swap 64M");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+                   "/swapfile                               file\t\t65536\t\t0\t\t-2\n") == 0);
+  CHECK(r.out.find("big 0\n0\n") != std::string::npos);  // completed; its slots freed at exit
+  CHECK(r.out.find("oom_kill 0\n") != std::string::npos);
+  CHECK(r.out.find("noswap 137\n") != std::string::npos);
+  CHECK(r.out.find("high 0\nmax 0\nfail 0\n") != std::string::npos);
+  // Below a page: refused.
+  Run tiny = sh("true\n", "--swap 100");
+  CHECK(tiny.status == 2);
+  CHECK(tiny.err.find("--swap") != std::string::npos);
 }
 
 TEST_CASE("umemcg sh: a limit hit ends in an OOM kill; memory.events counts it", "[sh][machine]") {

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "mm/memcontrol.h"
 #include "mm/process.h"
 #include "mm/swap.h"
+#include "mm/swapfile.h"
 #include "shim/completion.h"
 #include "shim/jiffies.h"
 #include "shim/machine.h"
@@ -34,8 +36,23 @@ namespace umemcg::sh {
 
 namespace {
 
-// /proc/swaps with no swap device: the kernel's header line only (swap_show's format).
-constexpr const char *kProcSwaps = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+// /proc/swaps (swap_show's format): the header line, then the device if there is one, sizes in
+// KiB. Emulation: the device is the file "/swapfile", priority -2 (the first swapon's).
+std::string proc_swaps_text() {
+  std::string text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+  long total = total_swap_pages();
+  if (total <= 0) return text;
+  unsigned long bytes = static_cast<unsigned long>(total) * (PAGE_SIZE / 1024);
+  unsigned long inuse =
+      static_cast<unsigned long>(total - get_nr_swap_pages()) * (PAGE_SIZE / 1024);
+  const std::string file = "/swapfile";
+  char line[160];
+  int pad = file.size() < 40 ? static_cast<int>(40 - file.size()) : 1;
+  std::snprintf(line, sizeof(line), "%s%*s%s\t%lu\t%s%lu\t%s%d\n", file.c_str(), pad, " ",
+                "file\t", bytes, bytes < 10000000 ? "\t" : "", inuse,
+                inuse < 10000000 ? "\t" : "", -2);
+  return text + line;
+}
 
 bool under_mount(const std::string &path) {
   const std::string mnt = CGROUP_MOUNT_POINT;
@@ -112,7 +129,7 @@ class MachineOs final : public ShellOs {
     if (it == fds_.end()) return -EBADF;
     out->clear();
     if (it->second.proc_swaps) {
-      std::string text = kProcSwaps;
+      std::string text = proc_swaps_text();
       if (offset < text.size()) *out = text.substr(offset);
       return 0;
     }
@@ -310,8 +327,8 @@ class MachineOs final : public ShellOs {
 
 int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
                     std::ostream &err) {
-  if (opts.swap != 0) {
-    err << "umemcg sh: --swap: no swap device is modelled (only --swap 0)\n";
+  if (opts.swap != 0 && opts.swap < PAGE_SIZE) {
+    err << "umemcg sh: --swap: a swap device needs at least one page\n";
     return 2;
   }
   emu::MachineConfig cfg;
@@ -330,6 +347,7 @@ int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
       p.memory_localevents = opts.memory_localevents;
       p.memory_recursiveprot = opts.memory_recursiveprot;
       p.high_debt_limit = static_cast<unsigned long>(opts.high_debt_limit);
+      p.swap_pages = opts.swap / PAGE_SIZE;
       boot = mem_cgroup_boot(p);
     });
     if (boot) {

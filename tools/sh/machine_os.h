@@ -11,10 +11,10 @@
 // cgroup removed) when the shell exits.
 //
 // Files: /sys/fs/cgroup and below (the cgroup filesystem), and /proc/swaps (the kernel's header
-// line and one line per swap device: the machine has none, so the header only).
+// line and one line per swap device: --swap SIZE gives the machine one device of SIZE rounded
+// down to whole pages, mm/swapfile.h; --swap 0, the default, none).
 // Emulation: --memory does not bound the root: the machine models no global memory pressure
-//   (no global reclaim, no global OOM killer); memcg limits are the only limits. --swap other
-//   than 0 is refused: no swap device is modelled.
+//   (no global reclaim, no global OOM killer); memcg limits are the only limits.
 #pragma once
 
 #include <istream>
