@@ -2,11 +2,13 @@
 // bpfvm/loader_maps.cc: map specifications from BTF-defined SEC(".maps") and
 // from the global data sections (.data, .rodata, .bss and their .* forms).
 // Mirrors: tools/lib/bpf/libbpf.c (bpf_object__init_user_btf_maps,
-//          parse_btf_map_def, bpf_object__init_global_data_maps) (Linux 6.19)
+//          parse_btf_map_def, bpf_object__init_global_data_maps,
+//          bpf_object__collect_map_relos) (Linux 6.19)
 // Emulation:
 //  - legacy `struct bpf_map_def SEC("maps")` is rejected, as libbpf 1.0 does.
-//  - initial slots of map-in-map and prog-array maps (.values = {...},
-//    relocated through .rel.maps) are not supported and give an error.
+//  - initial slots of map-in-map and prog-array maps (.values = {...}, relocated
+//    through .rel.maps) are recorded in MapSpec::init_slots; the runtime has neither
+//    map type (it warns and every operation fails), so nothing fills them.
 #include <elf.h>
 
 #include "absl/strings/match.h"
@@ -158,6 +160,63 @@ absl::Status parse_map_def(const struct btf *btf, const struct btf_type *def,
 	return absl::OkStatus();
 }
 
+// bpf_object__collect_map_relos(): each relocation of '.maps' fills one slot of a prog array's
+// or map-in-map's 'values' with a program (a function symbol) or a map (a '.maps' variable).
+absl::Status collect_map_relos(LoadCtx &ctx, const elf::Section &sec)
+{
+	const elf::RelSection *rs = ctx.elf.rels_for(sec.idx);
+	if (!rs)
+		return absl::OkStatus();
+	for (const elf::Rel &r : rs->rels) {
+		const elf::Symbol &sym = ctx.elf.symbols[r.sym];  // index checked by read_elf
+		// The map is the '.maps' variable whose symbol covers the relocated bytes.
+		MapSpec *m = nullptr;
+		const struct btf_type *def = nullptr;
+		u64 var_off = 0;
+		for (const elf::Symbol &v : ctx.elf.symbols) {
+			if (v.shndx != sec.idx || v.type != STT_OBJECT || r.offset < v.value ||
+			    r.offset >= v.value + v.size)
+				continue;
+			const int mi = ctx.obj.map_index(v.name);
+			if (mi < 0)
+				break;
+			m = &ctx.obj.maps[static_cast<size_t>(mi)];
+			const struct btf_type *var = btf_type_at(ctx.btf, m->btf_var_id);
+			if (!var || !btf_skip_mods(ctx.btf, var->type, &def).ok() || !def)
+				m = nullptr;
+			var_off = v.value;
+			break;
+		}
+		if (!m)
+			return absl::InvalidArgumentError(absl::StrFormat(
+				"'.maps': relocation at offset %u is in no map definition", r.offset));
+		if (m->type != BPF_MAP_TYPE_PROG_ARRAY && m->type != BPF_MAP_TYPE_ARRAY_OF_MAPS &&
+		    m->type != BPF_MAP_TYPE_HASH_OF_MAPS)
+			return map_error(m->name, "initial values need a prog-array or map-in-map type");
+		u32 values_off = 0;
+		bool found = false;
+		const struct btf_member *mem = btf_members(def);
+		for (u16 j = 0; j < btf_vlen(def); j++) {
+			if (btf_str(ctx.btf, mem[j].name_off) == std::string("values")) {
+				values_off = btf_member_bit_offset(def, j) / 8;
+				found = true;
+			}
+		}
+		const u64 at = r.offset - var_off;
+		if (!found || at < values_off || (at - values_off) % 8)
+			return map_error(m->name, absl::StrFormat(
+				"relocation at offset %u is not a 'values' slot", r.offset));
+		if (sym.name.empty())
+			return map_error(m->name, "a 'values' slot names no symbol");
+		const bool prog = m->type == BPF_MAP_TYPE_PROG_ARRAY;
+		if (prog != (sym.type == STT_FUNC))
+			return map_error(m->name, absl::StrFormat(
+				"'values' slot names '%s', not a %s", sym.name, prog ? "program" : "map"));
+		m->init_slots.emplace_back(static_cast<u32>((at - values_off) / 8), sym.name);
+	}
+	return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status collect_btf_maps(LoadCtx &ctx)
@@ -169,9 +228,6 @@ absl::Status collect_btf_maps(LoadCtx &ctx)
 	if (!sec)
 		return absl::OkStatus();
 	ctx.maps_shndx = sec->idx;
-	if (ctx.elf.rels_for(sec->idx))
-		return absl::InvalidArgumentError(
-			"'.maps': initial values of map-in-map or prog-array slots are not supported");
 	if (!ctx.btf)
 		return absl::InvalidArgumentError("'.maps' section without .BTF");
 	u32 ds = btf_find_datasec(ctx.btf, ".maps");
@@ -204,7 +260,7 @@ absl::Status collect_btf_maps(LoadCtx &ctx)
 			return map_error(m.name, "defined twice");
 		ctx.obj.maps.push_back(std::move(m));
 	}
-	return absl::OkStatus();
+	return collect_map_relos(ctx, *sec);
 }
 
 absl::Status collect_data_maps(LoadCtx &ctx)

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shim/types.h"
@@ -158,6 +159,9 @@ struct MapSpec {
 	bool frozen = false;        // .rodata: the program may only read it
 	std::vector<u8> initial_data;  // global data and struct_ops
 	std::shared_ptr<const MapSpec> inner;  // map-in-map template
+	// The initial slots of a prog array or map-in-map (`.values = { [i] = &prog_or_map }`):
+	// slot index and the program's or map's name, as libbpf's map->init_slots.
+	std::vector<std::pair<u32, std::string>> init_slots;
 	std::optional<StructOpsSpec> st_ops;
 };
 

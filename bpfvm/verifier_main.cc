@@ -349,6 +349,50 @@ int do_check(bpf_verifier_env &env) {
   }
 }
 
+// The map types a sleepable program may use (check_map_prog_compatibility()).
+bool map_type_sleepable_ok(u32 type) {
+  switch (type) {
+    case BPF_MAP_TYPE_HASH:
+    case BPF_MAP_TYPE_LRU_HASH:
+    case BPF_MAP_TYPE_ARRAY:
+    case BPF_MAP_TYPE_PERCPU_HASH:
+    case BPF_MAP_TYPE_PERCPU_ARRAY:
+    case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+    case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+    case BPF_MAP_TYPE_HASH_OF_MAPS:
+    case BPF_MAP_TYPE_RINGBUF:
+    case BPF_MAP_TYPE_USER_RINGBUF:
+    case BPF_MAP_TYPE_INODE_STORAGE:
+    case BPF_MAP_TYPE_SK_STORAGE:
+    case BPF_MAP_TYPE_TASK_STORAGE:
+    case 32:  // BPF_MAP_TYPE_CGRP_STORAGE (uapi 6.2)
+    case BPF_MAP_TYPE_QUEUE:
+    case BPF_MAP_TYPE_STACK:
+    case 33:  // BPF_MAP_TYPE_ARENA (uapi 6.9)
+      return true;
+    default:
+      return false;
+  }
+}
+
+// check_map_prog_compatibility(): the program may use this map at all. Like the kernel it is
+// asked at every ld_imm64 that names a map, reachable or not, before the program is walked.
+// Emulation: the bpf_spin_lock, bpf_timer and bpf_wq rules for tracing and socket filter
+//   programs are checked where the field is used (verifier_calls.cc), not here.
+int check_map_prog_compatibility(bpf_verifier_env &env, const bpf_verifier_map &map, u32 idx) {
+  if (map.map_type == BPF_MAP_TYPE_STRUCT_OPS) {
+    env.res.error_insn = (int)idx;
+    env.verbose_err("bpf_struct_ops map cannot be used in prog");
+    return -EINVAL;
+  }
+  if (env.opts.sleepable && !map_type_sleepable_ok(map.map_type)) {
+    env.res.error_insn = (int)idx;
+    env.verbose_err("Sleepable programs can only use array, hash, ringbuf and local storage maps");
+    return -EINVAL;
+  }
+  return 0;
+}
+
 // The reference of the ld_imm64 at idx exists (map index, kfunc index for BTF_ID).
 int check_ld_imm_ref(bpf_verifier_env &env, u32 idx) {
   const bpf_insn &insn = env.insns[idx];
@@ -362,7 +406,7 @@ int check_ld_imm_ref(bpf_verifier_env &env, u32 idx) {
         env.verbose_err("fd %d is not pointing to valid bpf_map", insn.imm);
         return -EBADF;
       }
-      return 0;
+      return check_map_prog_compatibility(env, env.opts.maps[(size_t)insn.imm], idx);
     case BPF_PSEUDO_BTF_ID:
       if (insn.imm < 0 || (size_t)insn.imm >= env.opts.kfuncs.size() ||
           !env.opts.kfuncs[(size_t)insn.imm]) {

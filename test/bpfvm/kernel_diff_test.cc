@@ -239,12 +239,15 @@ KernelVerdict kernel_verify_prog(const std::string &path, const std::string &pro
   const size_t at = log.rfind("processed ");
   if (at == std::string::npos) return v;
   v.verified = true;
-  v.ok = err == 0;
   v.processed = (u32)std::strtoul(log.c_str() + at + 10, nullptr, 10);
-  if (!v.ok && at > 0) {
+  if (at > 0) {
     const size_t b = log.rfind('\n', at - 2);
     v.first_error = log.substr(b == std::string::npos ? 0 : b + 1, at - 1 - (b == std::string::npos ? 0 : b + 1));
   }
+  // A load that fails after the verifier accepted the program (libbpf filling a prog-array
+  // slot with a program it did not load, map_slots.bpf.o) leaves no error line.
+  v.ok = err == 0 || v.first_error.empty();
+  if (v.ok) v.first_error.clear();
   return v;
 }
 

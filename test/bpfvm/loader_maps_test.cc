@@ -79,6 +79,24 @@ TEST_CASE("BTF-defined maps of each type carry their attributes", "[bpfvm][loade
 	CHECK(outer->inner->value_size == 4);
 }
 
+TEST_CASE("initial slots of a prog array and a map-in-map come from the relocations of .maps",
+	  "[bpfvm][loader]")
+{
+	BpfObject obj = load("map_slots");
+	const MapSpec *jt = obj.find_map("jmp_table");
+	REQUIRE(jt);
+	CHECK(jt->type == BPF_MAP_TYPE_PROG_ARRAY);
+	REQUIRE(jt->init_slots.size() == 1);
+	CHECK(jt->init_slots[0] == std::make_pair(1u, std::string("tail_target")));
+	const MapSpec *outer = obj.find_map("outer");
+	REQUIRE(outer);
+	REQUIRE(outer->init_slots.size() == 2);
+	CHECK(outer->init_slots[0] == std::make_pair(0u, std::string("inner_b")));
+	CHECK(outer->init_slots[1] == std::make_pair(2u, std::string("inner_a")));
+	CHECK(obj.find_map("inner_a")->init_slots.empty());
+	CHECK(obj.program_index("caller") >= 0);
+}
+
 TEST_CASE("global data sections become array maps with initial contents", "[bpfvm][loader]")
 {
 	BpfObject obj = load("globals");

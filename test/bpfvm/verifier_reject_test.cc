@@ -438,3 +438,30 @@ TEST_CASE("verifier rejects: the 1M processed-instruction complexity limit", "[b
   CHECK(r.err == -E2BIG);
   WARN("1M-insn limit reached in " << secs << " s");
 }
+
+TEST_CASE("verifier rejects: a sleepable program naming a map type it may not use, even in dead code",
+          "[bpfvm][verifier][reject]") {
+  VerifierEnv env;
+  env.maps[0].map_type = BPF_MAP_TYPE_SOCKMAP;
+  bpf_verifier_opts o = env.opts(&umemcg::emu::bpf_syscall_prog_type());
+  o.sleepable = true;
+  // The ld_imm64 is on a branch never taken: the kernel checks every map reference up front
+  // (resolve_pseudo_ldimm64 -> check_map_prog_compatibility).
+  Prog p = {BPF_MOV64_IMM(BPF_REG_0, 0), BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 2)};
+  for (bpf_insn in : Prog{BPF_LD_MAP_FD(BPF_REG_1, kArray)}) p.push_back(in);
+  p.push_back(BPF_EXIT_INSN());
+  bpf_verifier_result r = bpf_check(p, o);
+  CHECK(r.error == "Sleepable programs can only use array, hash, ringbuf and local storage maps");
+  CHECK(r.error_insn == 2);
+  o.sleepable = false;
+  CHECK(bpf_check(p, o).ok());
+  o.sleepable = true;
+  for (u32 t : {BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_RINGBUF, BPF_MAP_TYPE_QUEUE,
+                BPF_MAP_TYPE_ARRAY_OF_MAPS, BPF_MAP_TYPE_TASK_STORAGE}) {
+    env.maps[0].map_type = t;
+    CHECK(bpf_check(p, o).ok());
+  }
+  env.maps[0].map_type = BPF_MAP_TYPE_STRUCT_OPS;
+  r = bpf_check(p, o);
+  CHECK(r.error == "bpf_struct_ops map cannot be used in prog");
+}
