@@ -39,7 +39,7 @@ CHECKS = [
     ("S1 stock hit, 1 page, depth 3 (page_counter stock)", "hit_pcstock",
      "umemcg::try_charge_memcg(*", 35, 50),
     ("S2 slow path of a depth-1 stock miss (memcg stock, try_charge_memcg_slow)", "miss",
-     "*try_charge_memcg_slow(*", 200, 253),
+     "*try_charge_memcg_slow(*", 200, 210),
 ]
 
 
