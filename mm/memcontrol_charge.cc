@@ -22,18 +22,24 @@ namespace umemcg {
 namespace {
 
 /*
- * The charge slow path of the memcg-stock design: everything after the first stock miss.
- * Kept out of line so the stock hit in try_charge_memcg() stays a handful of instructions.
+ * Everything after a failed charge attempt of the memcg-stock design: the exact-size retry and
+ * the failure ladder. @failed is the memory counter at which the first attempt, of @batch pages
+ * on a v2 hierarchy, failed (try_charge_memcg_slow() made it); null means no attempt was made
+ * yet (v1, where memsw is charged first). Either way the sequence of attempts is the kernel's.
  */
-[[gnu::noinline]] int try_charge_memcg_slow(mem_cgroup *memcg, gfp_t gfp_mask,
-                                            unsigned int nr_pages) {
-  unsigned int batch = std::max(MEMCG_CHARGE_BATCH, nr_pages);
+[[gnu::noinline]] int try_charge_memcg_ladder(mem_cgroup *memcg, gfp_t gfp_mask,
+                                              unsigned int nr_pages, unsigned int batch,
+                                              page_counter *failed) {
   memcg_charge_ladder l;
   mem_cgroup *mem_over_limit;
   page_counter *counter;
   // No reclaim bit at all (kmalloc_nolock style): such callers may not even spin on a lock.
   bool allow_spinning = gfpflags_allow_spinning(gfp_mask);
 
+  if (failed) {
+    mem_over_limit = mem_cgroup_from_memory_counter(failed);
+    goto failed_attempt;
+  }
   goto charge;  // the caller's consume_stock() already missed
 retry:
   if (consume_stock(memcg, nr_pages)) return 0;
@@ -50,6 +56,7 @@ charge:
     l.reclaim_options &= ~MEMCG_RECLAIM_MAY_SWAP;  // swapping would not lower memsw
   }
 
+failed_attempt:
   // Never reclaim for the optional part of a batch: try the exact size first.
   if (batch > nr_pages) {
     batch = nr_pages;
@@ -67,6 +74,29 @@ charge:
   return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, true);
 
 done_restock:
+  if (batch > nr_pages) refill_stock(memcg, batch - nr_pages);
+  memcg_check_high(memcg, gfp_mask, batch);
+  return 0;
+}
+
+/*
+ * The charge slow path of the memcg-stock design: everything after the first stock miss.
+ * Kept out of line so the stock hit in try_charge_memcg() stays a handful of instructions.
+ * Emulation: the first attempt on a v2 hierarchy (a batch charged, the surplus stocked, the
+ *   memory.high check) is split from the failure ladder (try_charge_memcg_ladder()), so that
+ *   the common miss sets up no ladder state and saves no registers it does not use; the kernel
+ *   keeps both in try_charge_memcg(). The attempts made, and their order, are the same.
+ */
+[[gnu::noinline]] int try_charge_memcg_slow(mem_cgroup *memcg, gfp_t gfp_mask,
+                                            unsigned int nr_pages) {
+  unsigned int batch = std::max(MEMCG_CHARGE_BATCH, nr_pages);
+  // Non-spinning callers charge exactly: no refill, so no old slot gets evicted and drained.
+  if (!gfpflags_allow_spinning(gfp_mask)) batch = nr_pages;
+  if (unlikely(do_memsw_account())) return try_charge_memcg_ladder(memcg, gfp_mask, nr_pages,
+                                                                    batch, nullptr);
+  page_counter *counter;
+  if (unlikely(!page_counter_try_charge(&memcg->memory, batch, &counter)))
+    return try_charge_memcg_ladder(memcg, gfp_mask, nr_pages, batch, counter);
   if (batch > nr_pages) refill_stock(memcg, batch - nr_pages);
   memcg_check_high(memcg, gfp_mask, batch);
   return 0;

@@ -10,6 +10,8 @@
 // Emulation: psi_memstall_enter/leave are not modelled.
 // Emulation: a boot option warns once when a high_policy defers a debt above a limit
 //   (memcg_boot_params::high_debt_limit).
+// Emulation: the over-high check evaluates in_task() once per charge, not once per level, and
+//   keeps its rare branches (the debt, high_work, the synchronous payment) out of line.
 // Emulation: the throttle sleep is schedule_timeout_killable() on the machine clock: real time
 //   in native mode, virtual time in simulated mode.
 #include <algorithm>
@@ -38,6 +40,55 @@ memcg_high_policy_fn memcg_set_high_policy(memcg_high_policy_fn fn) {
   return g_high_policy.exchange(fn, std::memory_order_acq_rel);
 }
 
+namespace {
+
+// The synchronous part of memcg_check_high(): the debt exceeds a batch and the context may
+// reclaim. Out of line: it is rare, and the walk before it then needs no stack frame.
+[[gnu::noinline]] void memcg_high_pay(mem_cgroup *charged, mem_cgroup *over_limit,
+                                      gfp_t gfp_mask) {
+  // bpf_memcg_ops.high_policy: DEFER_INLINE keeps the debt for the return to user mode.
+  UMEMCG_FENTRY(hp_high_policy, reinterpret_cast<std::uint64_t>(charged),
+                reinterpret_cast<std::uint64_t>(over_limit), gfp_mask);
+  if (memcg_high_policy_fn fn = g_high_policy.load(std::memory_order_acquire)) {
+    u32 req = fn(charged, over_limit, gfp_mask) & BPF_MEMCG_HIGH_VALID_MASK;
+    UMEMCG_FEXIT(hp_high_policy, req, reinterpret_cast<std::uint64_t>(charged),
+                 reinterpret_cast<std::uint64_t>(over_limit), gfp_mask);
+    if (req & BPF_MEMCG_HIGH_DEFER_INLINE) {
+      const unsigned long limit = memcg_internal::g_high_debt_limit;
+      WARN_ONCE(limit && current->memcg_nr_pages_over_high > limit,
+                "memcg: a high_policy deferred a memory.high debt of more than %lu pages", limit);
+      return;
+    }
+  }
+  __mem_cgroup_handle_over_high(gfp_mask);
+}
+
+// Reclaim also inside the kernel to keep the overrun small (the return path rechecks): when
+// the debt exceeds a batch and the context may reclaim.
+inline bool memcg_high_debt_due(gfp_t gfp_mask) {
+  return current->memcg_nr_pages_over_high > MEMCG_CHARGE_BATCH &&
+         !(current->flags & PF_MEMALLOC) && gfpflags_allow_blocking(gfp_mask);
+}
+
+// A level over its high limit: in a task the batch becomes debt on current; outside a task
+// (memory.high only) the level's high_work reclaims. Then the debt check. Out of line for the
+// same reason.
+[[gnu::noinline]] void memcg_high_exceeded(mem_cgroup *charged, mem_cgroup *memcg, bool task,
+                                           gfp_t gfp_mask, unsigned int batch) {
+  mem_cgroup *over_limit = nullptr;
+  if (task) {
+    // The whole batch: the pages stocked with it will be used by this cgroup soon.
+    current->memcg_nr_pages_over_high += batch;
+    set_notify_resume(current);
+    over_limit = memcg;
+  } else {
+    schedule_work(&memcg->high_work);
+  }
+  if (memcg_high_debt_due(gfp_mask)) memcg_high_pay(charged, over_limit, gfp_mask);
+}
+
+}  // namespace
+
 /**
  * memcg_check_high - the memory.high check after a batch was charged to @memcg
  * @memcg: the charged memcg
@@ -51,48 +102,23 @@ memcg_high_policy_fn memcg_set_high_policy(memcg_high_policy_fn fn) {
  */
 void memcg_check_high(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int batch) {
   mem_cgroup *charged = memcg;
-  mem_cgroup *over_limit = nullptr;
+  // Do not make a random interrupted task pay. Emulation: evaluated once, not per level (the
+  //   context cannot change during the walk), as the shim's in_task() reads two depths.
+  const bool task = in_task();
 
   do {
     bool mem_high = page_counter_read(&memcg->memory) > READ_ONCE(memcg->memory.high);
     bool swap_high = page_counter_read(&memcg->swap) > READ_ONCE(memcg->swap.high);
 
-    // Do not make a random interrupted task pay.
-    if (!in_task()) {
-      if (mem_high) {
-        schedule_work(&memcg->high_work);
-        break;
-      }
-      continue;
-    }
-    if (mem_high || swap_high) {
-      // The whole batch: the pages stocked with it will be used by this cgroup soon.
-      current->memcg_nr_pages_over_high += batch;
-      set_notify_resume(current);
-      over_limit = memcg;
-      break;
+    // Outside a task only memory.high counts.
+    if (unlikely(mem_high || (task && swap_high))) {
+      memcg_high_exceeded(charged, memcg, task, gfp_mask, batch);
+      return;
     }
   } while ((memcg = parent_mem_cgroup(memcg)));
 
-  // Reclaim also inside the kernel to keep the overrun small; the return path rechecks.
-  if (current->memcg_nr_pages_over_high > MEMCG_CHARGE_BATCH &&
-      !(current->flags & PF_MEMALLOC) && gfpflags_allow_blocking(gfp_mask)) {
-    // bpf_memcg_ops.high_policy: DEFER_INLINE keeps the debt for the return to user mode.
-    UMEMCG_FENTRY(hp_high_policy, reinterpret_cast<std::uint64_t>(charged),
-                  reinterpret_cast<std::uint64_t>(over_limit), gfp_mask);
-    if (memcg_high_policy_fn fn = g_high_policy.load(std::memory_order_acquire)) {
-      u32 req = fn(charged, over_limit, gfp_mask) & BPF_MEMCG_HIGH_VALID_MASK;
-      UMEMCG_FEXIT(hp_high_policy, req, reinterpret_cast<std::uint64_t>(charged),
-                   reinterpret_cast<std::uint64_t>(over_limit), gfp_mask);
-      if (req & BPF_MEMCG_HIGH_DEFER_INLINE) {
-        const unsigned long limit = memcg_internal::g_high_debt_limit;
-        WARN_ONCE(limit && current->memcg_nr_pages_over_high > limit,
-                  "memcg: a high_policy deferred a memory.high debt of more than %lu pages", limit);
-        return;
-      }
-    }
-    __mem_cgroup_handle_over_high(gfp_mask);
-  }
+  // No level is over high; a debt left from earlier charges is still paid when due.
+  if (unlikely(memcg_high_debt_due(gfp_mask))) memcg_high_pay(charged, nullptr, gfp_mask);
 }
 
 /*

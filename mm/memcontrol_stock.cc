@@ -86,6 +86,26 @@ void drain_local_memcg_stock(work_struct *work) {
   local_unlock(&stock->lock);
 }
 
+namespace {
+
+// refill_stock() found no slot of @memcg: the first empty slot (@empty_slot, or -1), else a
+// uniformly random victim drained, takes @memcg and its pages. Out of line: a refill usually
+// finds its memcg's slot.
+[[gnu::noinline]] void refill_stock_new_slot(memcg_stock_pcp *stock, mem_cgroup *memcg,
+                                             unsigned int nr_pages, int empty_slot)
+    REQUIRES(stock->lock) {
+  int i = empty_slot;
+  if (i == -1) {
+    i = static_cast<int>(memcg_stock_random_below(this_cpu_ptr(&memcg_stock_rnd), NR_MEMCG_STOCK));
+    drain_stock(stock, i);
+  }
+  css_get(&memcg->css);
+  WRITE_ONCE(stock->cached[i], memcg);
+  WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(nr_pages));
+}
+
+}  // namespace
+
 /**
  * refill_stock - put @nr_pages (already charged to @memcg) into this CPU's stock
  * @memcg: their memcg, never the root
@@ -110,8 +130,7 @@ void refill_stock(mem_cgroup *memcg, unsigned int nr_pages) {
   }
 
   int empty_slot = -1;
-  int i;
-  for (i = 0; i < NR_MEMCG_STOCK; ++i) {
+  for (int i = 0; i < NR_MEMCG_STOCK; ++i) {
     mem_cgroup *cached = READ_ONCE(stock->cached[i]);
     if (!cached && empty_slot == -1) empty_slot = i;
     if (memcg == cached) {
@@ -123,15 +142,7 @@ void refill_stock(mem_cgroup *memcg, unsigned int nr_pages) {
       return;
     }
   }
-
-  i = empty_slot;
-  if (i == -1) {
-    i = static_cast<int>(memcg_stock_random_below(this_cpu_ptr(&memcg_stock_rnd), NR_MEMCG_STOCK));
-    drain_stock(stock, i);
-  }
-  css_get(&memcg->css);
-  WRITE_ONCE(stock->cached[i], memcg);
-  WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(nr_pages));
+  refill_stock_new_slot(stock, memcg, nr_pages, empty_slot);
   local_unlock(&stock->lock);
 }
 

@@ -81,7 +81,8 @@ inline void propagate_one(unsigned long usage, unsigned long setting, atomic_lon
 }
 
 // The body of propagate_protected_usage(), inlined into the charge and uncharge walks.
-inline void propagate_protected_usage_inline(page_counter *c, unsigned long usage) {
+[[gnu::always_inline]] inline void propagate_protected_usage_inline(page_counter *c,
+                                                                    unsigned long usage) {
   if (!c->parent) return;
 
   propagate_one(usage, READ_ONCE(c->min), &c->min_usage, &c->parent->children_min_usage);
@@ -154,12 +155,30 @@ void page_counter_charge(page_counter *counter, unsigned long nr_pages) {
  *
  * Returns true on success, false (with *@fail set) if @counter or an ancestor hit its limit.
  */
-bool page_counter_try_charge(page_counter *counter, unsigned long nr_pages, page_counter **fail) {
-  page_counter *c;
-  bool protection = track_protection(counter);
-  bool track_failcnt = counter->track_failcnt;
+namespace {
 
-  for (c = counter; c; c = c->parent) {
+// The failure of page_counter_try_charge() at @c: undo @c's speculative add, count the failure,
+// and cancel the levels below @c that took the charge (their watermarks stay raised: cancel never
+// lowers a watermark). Out of line, so the charge walk needs no stack frame.
+[[gnu::noinline]] bool page_counter_try_charge_failed(page_counter *counter, page_counter *c,
+                                                      unsigned long nr_pages, bool track_failcnt,
+                                                      page_counter **fail) {
+  // Undo only the speculative add: no underflow check, no protection update at this level.
+  atomic_long_sub(static_cast<long>(nr_pages), &c->usage);
+  // Racy increment, statistics only (data_race() in the kernel): a count may be lost.
+  if (track_failcnt) WRITE_ONCE(c->failcnt, READ_ONCE(c->failcnt) + 1);
+  *fail = c;
+  // Cancel the levels that took the charge: the leaf up to, not including, the failing one.
+  for (page_counter *l = counter; l != c; l = l->parent) page_counter_cancel(l, nr_pages);
+  return false;
+}
+
+}  // namespace
+
+bool page_counter_try_charge(page_counter *counter, unsigned long nr_pages, page_counter **fail) {
+  bool protection = track_protection(counter);
+
+  for (page_counter *c = counter; c; c = c->parent) {
     /*
      * Speculative charge: add first, check after, undo on failure. This avoids a cmpxchg loop,
      * at a price: while a failing charge of N pages is in flight, usage reads up to N too high,
@@ -174,24 +193,13 @@ bool page_counter_try_charge(page_counter *counter, unsigned long nr_pages, page
      */
     long new_usage = atomic_long_add_return(static_cast<long>(nr_pages), &c->usage);
 
-    if (static_cast<unsigned long>(new_usage) > max_ref(c).load(std::memory_order_seq_cst)) {
-      // Undo only the speculative add: no underflow check, no protection update at this level.
-      atomic_long_sub(static_cast<long>(nr_pages), &c->usage);
-      // Racy increment, statistics only (data_race() in the kernel): a count may be lost.
-      if (track_failcnt) WRITE_ONCE(c->failcnt, READ_ONCE(c->failcnt) + 1);
-      *fail = c;
-      goto failed;
-    }
+    if (unlikely(static_cast<unsigned long>(new_usage) >
+                 max_ref(c).load(std::memory_order_seq_cst)))
+      return page_counter_try_charge_failed(counter, c, nr_pages, counter->track_failcnt, fail);
     if (protection) propagate_protected_usage_inline(c, static_cast<unsigned long>(new_usage));
     update_watermarks(c, new_usage);
   }
   return true;
-
-failed:
-  // Cancel the levels that took the charge: the leaf up to, not including, the failing one.
-  // Their watermarks stay raised: cancel never lowers a watermark.
-  for (c = counter; c != *fail; c = c->parent) page_counter_cancel(c, nr_pages);
-  return false;
 }
 
 /**

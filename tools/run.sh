@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(meson ninja-build pkg-config g++ clang clang-19 llvm-19 libclang-rt-14-dev libclang-rt-19-dev
           liburcu-dev libjemalloc-dev catch2 libbenchmark-dev libabsl-dev libelf-dev
-          libbpf-dev nlohmann-json3-dev python3 valgrind)
+          libbpf-dev nlohmann-json3-dev python3 valgrind
+          libbenchmark-tools python3-scipy)  # compare.py's library: tools/ab_report.py and its test
 
 setup_packages() {
   [ "${UMEMCG_SKIP_APT:-0}" = 1 ] && return 0
@@ -114,7 +115,14 @@ bench_summary() {
   local json="$BUILD_DIR/bench-summary.json"
   "$BUILD_DIR/bench/umemcg-bench" --benchmark_min_time=0.2 \
     --benchmark_out="$json" --benchmark_out_format=json
-  python3 tools/bench_ratios.py "$json"
+  # S6 and S7 are medians of interleaved repetitions: their rows again, 15 times each, in a
+  # random order, so that the machine's drift falls on the compared rows alike.
+  local reps="$BUILD_DIR/bench-s6s7.json"
+  "$BUILD_DIR/bench/umemcg-bench" \
+    --benchmark_filter='^BM_bpf_policy_stock_hit/|^BM_bpf_memcg_high_policy/|^BM_interp_alu_fast$' \
+    --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \
+    --benchmark_min_time=0.05 --benchmark_out="$reps" --benchmark_out_format=json >/dev/null
+  python3 tools/bench_ratios.py "$json" "$reps"
   # S1 and S2 in instructions (callgrind): exact and repeatable where times are not.
   python3 tools/insn_check.py --insn "$BUILD_DIR/bench/umemcg-insn"
   # The conformance plugin process on the same interpreter loops (S5: the same speed).

@@ -2,7 +2,9 @@
 // test/tools/bench_ratios_test.cc: tools/bench_ratios.py, the benchmark summary, run on a
 // recorded umemcg-bench JSON (test/tools/data/bench-sample.json: a short run of the charge,
 // floor, interpreter, dispatch and verifier rows, recorded on a loaded 2-core machine, so its
-// figures say nothing about speed; the test checks the printer's arithmetic and wording).
+// figures say nothing about speed; the test checks the printer's arithmetic and wording), and
+// test/tools/data/bench-s6s7-sample.json (the S6 and S7 rows and BM_interp_alu_fast, 15
+// repetitions each with random interleaving, as the main job runs them).
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -17,9 +19,12 @@
 
 namespace {
 
-std::string summary() {
+std::string summary(bool with_repetitions = false) {
+  const std::string data = std::string(UMEMCG_SOURCE_DIR) + "/test/tools/data/";
   std::string cmd = std::string("python3 ") + UMEMCG_SOURCE_DIR + "/tools/bench_ratios.py " +
-                    UMEMCG_SOURCE_DIR + "/test/tools/data/bench-sample.json 2>&1";
+                    data + "bench-sample.json";
+  if (with_repetitions) cmd += " " + data + "bench-s6s7-sample.json";
+  cmd += " 2>&1";
   FILE *f = popen(cmd.c_str(), "r");
   REQUIRE(f != nullptr);
   std::string out;
@@ -58,7 +63,7 @@ TEST_CASE("bench summary: S3 is the one-thread real time over the two-thread rea
 
 TEST_CASE("bench summary: one line per target, with its meaning and verdict") {
   std::string out = summary();
-  for (const char *id : {"S1 ", "S2 ", "S3 ", "S5 ", "S6 ", "S7 ", "S10 "}) {
+  for (const char *id : {"S1 ", "S2 ", "S3 ", "S5 ", "S7 ", "S10 "}) {
     std::string l = line_starting(out, id);
     INFO(id);
     REQUIRE(!l.empty());
@@ -66,6 +71,12 @@ TEST_CASE("bench summary: one line per target, with its meaning and verdict") {
                   l.find("judged by callgrind") != std::string::npos;
     CHECK(judged);
   }
+  // S6 asks for the median of interleaved repetitions: one run of each is shown, not judged.
+  // Recorded: /3 3.731 ns, /0 3.648 ns.
+  CHECK(line_starting(out, "S6 ") ==
+        "S6 stock hit with 3 high_policy programs attached against none, median of 1 "
+        "repetitions: 3.73 ns against 3.65 ns, +2.3% (target <= +3% as the median of "
+        "interleaved repetitions: not judged on 1)");
   // S2 at depth 1: miss 113.82 ns (manual time) over BM_floor_atomic_chain/2 11.78 ns.
   CHECK(line_starting(out, "S2 ").find("worst 9.66x at depth 1 (target <= 2x: MISSED)") !=
         std::string::npos);
@@ -80,4 +91,23 @@ TEST_CASE("bench summary: 'x atomic' only where an atomic add is the unit") {
   // The interpreter row ends with its time and blanks; the charge row with a ratio.
   CHECK(interp.find_last_not_of(' ') < interp.size() - 9);
   CHECK(hit.substr(hit.size() - 4) == "0.44");
+}
+
+TEST_CASE("bench summary: S6 and S7 from interleaved repetitions, as medians") {
+  std::string out = summary(true);
+  // The repetitions file's rows replace the single rows of the full run: BM_bpf_policy_stock_hit
+  // /0 is 3.648 ns there, and the median of its 15 repetitions (2.655 ns) here.
+  CHECK(line_starting(out, "S6 ") ==
+        "S6 stock hit with 3 high_policy programs attached against none, median of 15 "
+        "repetitions: 2.63 ns against 2.66 ns, -0.9% (target <= +3%: holds)");
+  // Medians: /3 39.9 ns, /1 27.7 ns; 2 instructions per program at 0.61 ns each (the ALU
+  // loop's median), so 3 programs 3.7 ns and one 1.2 ns.
+  CHECK(line_starting(out, "S7 over-high") ==
+        "S7 over-high charge dispatching 3 policies, median of 15 repetitions: 39.9 ns, of which "
+        "the programs' own instructions 3.7 ns; added 36.2 ns (target <= 30 ns: MISSED)");
+  CHECK(line_starting(out, "S7 each further") ==
+        "S7 each further policy (1 -> 3 policies: 27.7 -> 39.9 ns, halved), beyond its own "
+        "instructions (1.2 ns): 4.9 ns (target <= 8 ns: holds)");
+  // The rows of the full run that the repetitions do not cover are unchanged.
+  CHECK(line_starting(out, "S2 ").find("worst 9.66x at depth 1") != std::string::npos);
 }
