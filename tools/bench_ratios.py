@@ -149,6 +149,21 @@ def target_lines(rows):
                        f"{ns(disp3):.1f} ns, halved), beyond its own instructions ({own:.1f} "
                        f"ns): {step:.1f} ns (target <= 8 ns: {verdict(step <= 8)})")
 
+    # S9: 10,000 cgroups created and removed through the cgroup filesystem, and the heap bytes
+    # a memcg costs (a line fitted over machines of 1 to 8 vCPUs).
+    mkrm = rows.get("BM_cgroupfs_mkdir_rmdir/10000/real_time")
+    if mkrm:
+        sec = ns(mkrm, "real_time") / 1e9
+        out.append(f"S9 10,000 cgroups created and removed through /sys/fs/cgroup: {sec:.2f} s "
+                   f"(target <= 1 s: {verdict(sec <= 1.0)})")
+    mem = rows.get("BM_memcg_bytes_per_cgroup/iterations:1/real_time")
+    if mem and "cgroup_bytes_fixed" in mem:
+        fixed, per_cpu = mem["cgroup_bytes_fixed"], mem["cgroup_bytes_per_vcpu"]
+        out.append(f"S9 heap bytes per cgroup with memory enabled (its memcg, cgroup core, every "
+                   f"file's kernfs node; the memory.* files {mem.get('memory_files_bytes', 0):.0f} "
+                   f"B): {fixed:.0f} B + {per_cpu:.0f} B per vCPU (target per memcg <= 4096 B + "
+                   f"256 B per vCPU: {verdict(fixed <= 4096 and per_cpu <= 256)})")
+
     # S10: each sample policy verifies in <= 5 ms.
     verify = {n: b for n, b in rows.items() if n.startswith("BM_verify/")}
     if verify:
@@ -157,6 +172,13 @@ def target_lines(rows):
         out.append(f"S10 verifier, slowest of {len(verify)} sample programs "
                    f"({name[len('BM_verify/'):]}): {ms:.3f} ms (target <= 5 ms: "
                    f"{verdict(ms <= 5.0)})")
+    # S13: 100M of anon touched under memory.max=30M with 1G of swap, simulated mode, wall time.
+    swap = rows.get("BM_swap_anon_100M_memmax_30M/0/real_time")
+    if swap:
+        sec = ns(swap, "real_time") / 1e9
+        out.append(f"S13 100M of anon under memory.max=30M with 1G of swap (simulated mode, "
+                   f"{swap.get('pswpout', 0):.0f} pages swapped out): {sec:.3f} s of wall time "
+                   f"(target <= 1 s: {verdict(sec <= 1.0)})")
     return out
 
 

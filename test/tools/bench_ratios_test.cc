@@ -4,7 +4,8 @@
 // floor, interpreter, dispatch and verifier rows, recorded on a loaded 2-core machine, so its
 // figures say nothing about speed; the test checks the printer's arithmetic and wording), and
 // test/tools/data/bench-s6s7-sample.json (the S6 and S7 rows and BM_interp_alu_fast, 15
-// repetitions each with random interleaving, as the main job runs them).
+// repetitions each with random interleaving, as the main job runs them), and
+// test/tools/data/bench-s9s13-sample.json (the S9 and S13 rows of one run).
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -19,10 +20,10 @@
 
 namespace {
 
-std::string summary(bool with_repetitions = false) {
+std::string summary(bool with_repetitions = false, const char *file = "bench-sample.json") {
   const std::string data = std::string(UMEMCG_SOURCE_DIR) + "/test/tools/data/";
   std::string cmd = std::string("python3 ") + UMEMCG_SOURCE_DIR + "/tools/bench_ratios.py " +
-                    data + "bench-sample.json";
+                    data + file;
   if (with_repetitions) cmd += " " + data + "bench-s6s7-sample.json";
   cmd += " 2>&1";
   FILE *f = popen(cmd.c_str(), "r");
@@ -110,4 +111,21 @@ TEST_CASE("bench summary: S6 and S7 from interleaved repetitions, as medians") {
         "instructions (1.2 ns): 4.9 ns (target <= 8 ns: holds)");
   // The rows of the full run that the repetitions do not cover are unchanged.
   CHECK(line_starting(out, "S2 ").find("worst 9.66x at depth 1") != std::string::npos);
+}
+
+TEST_CASE("bench summary: S9 (cgroup creation and removal, bytes per cgroup) and S13 (swap in "
+          "simulated mode) against their targets") {
+  const std::string out = summary(false, "bench-s9s13-sample.json");
+  INFO(out);
+  // 3210 ms for the 10,000 pairs.
+  CHECK(line_starting(out, "S9 10,000 cgroups created and removed") ==
+        "S9 10,000 cgroups created and removed through /sys/fs/cgroup: 3.21 s (target <= 1 s: "
+        "MISSED)");
+  const std::string mem = line_starting(out, "S9 heap bytes per cgroup");
+  CHECK(mem.find("13960 B + 1856 B per vCPU") != std::string::npos);
+  CHECK(mem.find("the memory.* files 5072 B") != std::string::npos);
+  CHECK(mem.find("MISSED") != std::string::npos);
+  const std::string swap = line_starting(out, "S13 ");
+  CHECK(swap.find("17947 pages swapped out): 0.042 s of wall time (target <= 1 s: holds)") !=
+        std::string::npos);
 }
