@@ -8,6 +8,8 @@
 // arithmetic and verdicts, not speed.
 #include <catch2/catch.hpp>
 
+#include "test/tools/run_command.h"
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -24,18 +26,11 @@ const std::string kData = std::string(UMEMCG_SOURCE_DIR) + "/test/tools/data/";
 
 // Runs ab_report.py with @args; returns its output (stdout and stderr) and sets @status.
 std::string ab_report(const std::string &args, int *status) {
-  std::string cmd = std::string("/usr/bin/python3 ") + UMEMCG_SOURCE_DIR +
-                    "/tools/ab_report.py " + args + " 2>&1";
-  FILE *f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[512];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  int st = pclose(f);
-  REQUIRE(WIFEXITED(st));
-  *status = WEXITSTATUS(st);
-  return out;
+  umemcg::test::CommandResult r = umemcg::test::run_command(
+      std::string("/usr/bin/python3 ") + UMEMCG_SOURCE_DIR + "/tools/ab_report.py " + args);
+  REQUIRE(r.status >= 0);
+  *status = r.status;
+  return r.out;
 }
 
 std::string line_starting(const std::string &out, const std::string &prefix) {

@@ -8,6 +8,8 @@
 // test/tools/data/bench-s9s13-sample.json (the S9 and S13 rows of one run).
 #include <catch2/catch.hpp>
 
+#include "test/tools/run_command.h"
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -25,17 +27,9 @@ std::string summary(bool with_repetitions = false, const char *file = "bench-sam
   std::string cmd = std::string("python3 ") + UMEMCG_SOURCE_DIR + "/tools/bench_ratios.py " +
                     data + file;
   if (with_repetitions) cmd += " " + data + "bench-s6s7-sample.json";
-  cmd += " 2>&1";
-  FILE *f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[512];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  int st = pclose(f);
-  REQUIRE(WIFEXITED(st));
-  REQUIRE(WEXITSTATUS(st) == 0);
-  return out;
+  umemcg::test::CommandResult r = umemcg::test::run_command(cmd);
+  REQUIRE(r.status == 0);
+  return r.out;
 }
 
 std::string line_starting(const std::string &out, const std::string &prefix) {

@@ -4,6 +4,8 @@
 // with a line naming the chain.
 #include <catch2/catch.hpp>
 
+#include "test/tools/run_command.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,22 +23,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = umemcg::test::CommandResult;
 
 Result check(const std::string &root) {
-  std::string cmd = std::string("python3 ") + UMEMCG_SOURCE_DIR +
-                    "/tools/check_layering.py --root " + root + " 2>&1";
-  FILE *f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[512];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  int st = pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return umemcg::test::run_command(std::string("python3 ") + UMEMCG_SOURCE_DIR +
+                                   "/tools/check_layering.py --root " + root);
 }
 
 // A scratch tree removed at scope exit.

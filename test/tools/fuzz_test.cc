@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tools/fuzz/fuzz_case.h"
+#include "test/tools/run_command.h"
 
 #ifndef UMEMCG_PATH
 #error "UMEMCG_PATH must name the built umemcg"
@@ -23,21 +24,10 @@
 
 namespace {
 
-struct Run {
-  int status;
-  std::string out;  // stdout and stderr
-};
+using Run = umemcg::test::CommandResult;
 
 Run run_umemcg(const std::string &args) {
-  const std::string cmd = std::string(UMEMCG_PATH) + " " + args + " 2>&1";
-  FILE *f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[512];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  const int st = pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+  return umemcg::test::run_command(std::string(UMEMCG_PATH) + " " + args);
 }
 
 std::string prog(const char *name) { return std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name; }

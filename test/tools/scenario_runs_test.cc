@@ -14,6 +14,7 @@
 
 #include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
+#include "test/tools/run_command.h"
 
 #ifndef UMEMCG_PATH
 #error "UMEMCG_PATH must name the built umemcg"
@@ -162,22 +163,9 @@ TEST_CASE("stock-designs: the seed's table shape, overcharge within bounds; dete
 
 namespace {
 
-struct Cli {
-  int status;
-  std::string out;  // stdout and stderr
-};
+using Cli = umemcg::test::CommandResult;
 
-Cli umemcg_cli(const std::string &args) {
-  const std::string cmd = args + " 2>&1";
-  FILE *f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[512];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  const int st = pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+Cli umemcg_cli(const std::string &args) { return umemcg::test::run_command(args); }
 
 }  // namespace
 
