@@ -21,7 +21,6 @@ using namespace umemcg::test;
 namespace {
 
 constexpr unsigned long kSwapPages = 1000;
-constexpr unsigned long kBase = 0x10000;  // the first mapping of a fresh mm
 
 memcg_boot_params with_swap(memcg_boot_params p, unsigned long pages = kSwapPages) {
   p.swap_pages = pages;
