@@ -37,7 +37,9 @@ DEFINE_MUTEX(lru_drain_all_lock);
 }  // namespace
 
 void update_lru_size(lruvec *lv, lru_list lru, long nr) {
-  lv->lru_zone_size[lru] = static_cast<unsigned long>(static_cast<long>(lv->lru_zone_size[lru]) + nr);
+  // The only writer holds lru_lock; lruvec_lru_size() reads without it (WRITE_ONCE/READ_ONCE).
+  WRITE_ONCE(lv->lru_zone_size[lru],
+             static_cast<unsigned long>(static_cast<long>(lv->lru_zone_size[lru]) + nr));
   // mod_lruvec_state(): NR_INACTIVE_ANON .. NR_UNEVICTABLE follow enum lru_list.
   mod_memcg_lruvec_state(lruvec_memcg(lv), static_cast<node_stat_item>(NR_LRU_BASE + static_cast<int>(lru)),
                          static_cast<int>(nr));
@@ -124,10 +126,10 @@ void lruvec_del_folio(lruvec *lv, folio *f) {
   update_lru_size(lv, lru, -static_cast<long>(folio_nr_pages(f)));
 }
 
-// A plain read of a word the lock holder writes: a snapshot, as the kernel's READ_ONCE (no lock,
-// hence no analysis).
+// A snapshot of a word the lock holder writes, without the lock (hence no analysis): READ_ONCE,
+// paired with update_lru_size()'s WRITE_ONCE.
 unsigned long lruvec_lru_size(lruvec *lv, lru_list lru) NO_THREAD_SAFETY_ANALYSIS {
-  return data_race(lv->lru_zone_size[lru]);
+  return READ_ONCE(lv->lru_zone_size[lru]);
 }
 
 folio *folio_alloc() {
