@@ -247,28 +247,20 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   if (!params.v1 && params.memory_recursiveprot) flags |= CGRP_ROOT_MEMORY_RECURSIVE_PROT;
   if (params.kernfs_notify_no_rwsem) flags |= CGRP_ROOT_EMU_KERNFS_NOTIFY_NO_RWSEM;
   memcg_cgroup_register(&memory_cgrp_subsys);
-  int err = 0;
-  if (params.swap_pages) {
-    err = swapon(params.swap_pages);
-    if (err) {
-      memcg_pcstock_shutdown();
-      destroy_workqueue(memcg_wq);
-      memcg_wq = nullptr;
-      delete[] g_ids;
-      g_ids = nullptr;
-      return err;
-    }
-  }
-  g_cgroup_root = cgroup_setup_root(!params.v1, flags, &memory_cgrp_subsys, &err);
-  if (!g_cgroup_root) {
+  // Undoes the set-up above when a later step fails (swapoff_all() is a no-op without swap).
+  auto unwind = [](int e) {
     swapoff_all();
     memcg_pcstock_shutdown();
     destroy_workqueue(memcg_wq);
     memcg_wq = nullptr;
     delete[] g_ids;
     g_ids = nullptr;
-    return err;
-  }
+    return e;
+  };
+  int err = 0;
+  if (params.swap_pages && (err = swapon(params.swap_pages))) return unwind(err);
+  g_cgroup_root = cgroup_setup_root(!params.v1, flags, &memory_cgrp_subsys, &err);
+  if (!g_cgroup_root) return unwind(err);
   // A CPU going offline has its stocks drained by the CPU doing the hotplug.
   cpuhp_setup_state_nocalls(CPUHP_MM_MEMCQ_DEAD, "mm/memctrl:dead", nullptr,
                             memcg_hotplug_cpu_dead);

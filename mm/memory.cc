@@ -26,13 +26,6 @@ constexpr std::uint64_t kZapNs = 350;     // clear the entry, free the page, unc
 // SSD, an estimate (docs/memory-model.md).
 constexpr std::uint64_t kSwapInNs = 25000;
 
-vm_area_struct *find_vma(mm_struct *mm, unsigned long addr) REQUIRES(mm->page_table_lock) {
-  auto it = mm->vmas.upper_bound(addr);
-  if (it == mm->vmas.begin()) return nullptr;
-  vm_area_struct *vma = std::prev(it)->second;
-  return addr < vma->vm_end ? vma : nullptr;
-}
-
 // What a zap collected: the folios' page table references and the swap entries.
 struct zap_details {
   std::vector<folio *> folios;
@@ -137,6 +130,13 @@ vm_fault_t do_swap_page(mm_struct *mm, unsigned long addr, swp_entry_t entry) {
 }
 
 }  // namespace
+
+vm_area_struct *find_vma(mm_struct *mm, unsigned long addr) {
+  auto it = mm->vmas.upper_bound(addr);
+  if (it == mm->vmas.begin()) return nullptr;
+  vm_area_struct *vma = std::prev(it)->second;
+  return addr < vma->vm_end ? vma : nullptr;
+}
 
 int do_mmap_anon(mm_struct *mm, unsigned long nr_pages, unsigned long flags, unsigned long *addr) {
   if (nr_pages == 0 || nr_pages > (1UL << 36)) return -EINVAL;

@@ -31,6 +31,10 @@ inline constexpr vm_fault_t VM_FAULT_SIGBUS = 0x0002;
 inline constexpr unsigned long MAP_LOCKED = 0x02000;
 inline constexpr unsigned long MAP_POPULATE = 0x08000;
 
+// The VMA of @mm that contains @addr, or nullptr (the kernel's find_vma, narrowed to the
+// containing one as vma_lookup does).
+vm_area_struct *find_vma(mm_struct *mm, unsigned long addr) REQUIRES(mm->page_table_lock);
+
 /**
  * do_mmap_anon - create a private anonymous mapping of @nr_pages
  * @mm: address space of the current task

@@ -22,6 +22,8 @@
 
 namespace {
 
+using umemcg::test::line_starting;
+
 const std::string kData = std::string(UMEMCG_SOURCE_DIR) + "/test/tools/data/";
 
 // Runs ab_report.py with @args; returns its output (stdout and stderr) and sets @status.
@@ -31,14 +33,6 @@ std::string ab_report(const std::string &args, int *status) {
   REQUIRE(r.status >= 0);
   *status = r.status;
   return r.out;
-}
-
-std::string line_starting(const std::string &out, const std::string &prefix) {
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(prefix, 0) == 0) return line;
-  return "";
 }
 
 }  // namespace

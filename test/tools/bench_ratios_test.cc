@@ -22,6 +22,8 @@
 
 namespace {
 
+using umemcg::test::line_starting;
+
 std::string summary(bool with_repetitions = false, const char *file = "bench-sample.json") {
   const std::string data = std::string(UMEMCG_SOURCE_DIR) + "/test/tools/data/";
   std::string cmd = std::string("python3 ") + UMEMCG_SOURCE_DIR + "/tools/bench_ratios.py " +
@@ -30,14 +32,6 @@ std::string summary(bool with_repetitions = false, const char *file = "bench-sam
   umemcg::test::CommandResult r = umemcg::test::run_command(cmd);
   REQUIRE(r.status == 0);
   return r.out;
-}
-
-std::string line_starting(const std::string &out, const std::string &prefix) {
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(prefix, 0) == 0) return line;
-  return "";
 }
 
 }  // namespace

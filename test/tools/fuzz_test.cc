@@ -81,12 +81,9 @@ TEST_CASE("umemcg fuzz: a broken policy's assertion is caught, minimized and rep
                        " --assert violated --debt-limit 0 --runs 100 --jobs 3 --out " + dir);
   INFO(par.out);
   REQUIRE(par.status == 1);
-  auto first_line = [](const std::string &out) {
-    const size_t pos = out.find("case ");
-    return pos == std::string::npos ? std::string() : out.substr(pos, out.find('\n', pos) - pos);
-  };
-  CHECK(!first_line(r.out).empty());
-  CHECK(first_line(par.out) == first_line(r.out));
+  CHECK(!umemcg::test::line_starting(r.out, "case ").empty());
+  CHECK(umemcg::test::line_starting(par.out, "case ") ==
+        umemcg::test::line_starting(r.out, "case "));
   std::ifstream f3(dir + "/case.sh");
   const std::string script3((std::istreambuf_iterator<char>(f3)), std::istreambuf_iterator<char>());
   CHECK(script3 == script);

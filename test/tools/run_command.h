@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // test/tools/run_command.h: running a command line through the shell from a test, with its
-// standard output and standard error captured together (the tests of the umemcg command and of
-// the project's python tools).
+// standard output and standard error captured together, and finding a line of that output (the
+// tests of the umemcg command and of the project's python tools).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 namespace umemcg::test {
@@ -28,6 +29,15 @@ inline CommandResult run_command(const std::string &cmd) {
   while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
   const int st = pclose(f);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// The first line of @out that starts with @prefix, or "".
+inline std::string line_starting(const std::string &out, const std::string &prefix) {
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(prefix, 0) == 0) return line;
+  return "";
 }
 
 }  // namespace umemcg::test
