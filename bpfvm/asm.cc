@@ -90,8 +90,19 @@ class Assembler {
     return absl::InvalidArgumentError("line " + std::to_string(line_) + ": " + msg);
   }
   absl::Status line(std::string_view text);
+  // encode(): the instruction of row @d with operands @ops appended to out_; *matched false
+  // (and nothing appended) when the operands do not fit the row's form. The encode_* parts
+  // take the instruction with its code and selector set.
   absl::Status encode(const bpf_opcode_desc &d, const std::vector<std::string_view> &ops,
                       bool *matched);
+  absl::Status encode_alu_jcc(const bpf_opcode_desc &d, const std::vector<std::string_view> &ops,
+                              bpf_insn in, bool *matched);
+  absl::Status encode_call(const bpf_opcode_desc &d, const std::vector<std::string_view> &ops,
+                           bpf_insn in, bool *matched);
+  absl::Status encode_lddw(const bpf_opcode_desc &d, const std::vector<std::string_view> &ops,
+                           bpf_insn in, bool *matched);
+  absl::Status encode_mem(const bpf_opcode_desc &d, const std::vector<std::string_view> &ops,
+                          bpf_insn in, bool *matched);
   std::optional<Mem> parse_mem(std::string_view s, std::string *why) const;
   absl::Status imm32(std::string_view s, s32 *out) const;
   bool target(std::string_view s, bool in_imm, s32 *out);
@@ -268,6 +279,156 @@ bool Assembler::target(std::string_view s, bool in_imm, s32 *out) {
   return true;
 }
 
+// ALU and conditional jumps, with an immediate (_K) or a source register (_X).
+absl::Status Assembler::encode_alu_jcc(const bpf_opcode_desc &d,
+                                       const std::vector<std::string_view> &ops, bpf_insn in,
+                                       bool *matched) {
+  const bool k = d.form == F_ALU_K || d.form == F_MOV_K || d.form == F_JCC_K;
+  const bool jcc = d.form == F_JCC_K || d.form == F_JCC_X;
+  *matched = false;
+  if (ops.size() != (jcc ? 3u : 2u) || !parse_reg(ops[0])) return absl::OkStatus();
+  if (k ? (parse_reg(ops[1]) || !parse_num(ops[1])) : !parse_reg(ops[1])) return absl::OkStatus();
+  *matched = true;
+  in.dst_reg = *parse_reg(ops[0]);
+  if (k) {
+    if (absl::Status st = imm32(ops[1], &in.imm); !st.ok()) return st;
+  } else {
+    in.src_reg = *parse_reg(ops[1]);
+  }
+  if (jcc) {
+    s32 t;
+    if (!target(ops[2], false, &t)) return err("bad jump target '" + std::string(ops[2]) + "'");
+    in.off = (s16)t;
+  }
+  out_.push_back(in);
+  return absl::OkStatus();
+}
+
+// Helper, local (call local LABEL) and kfunc calls (call runtime ID [, FD_IDX]).
+absl::Status Assembler::encode_call(const bpf_opcode_desc &d,
+                                    const std::vector<std::string_view> &ops, bpf_insn in,
+                                    bool *matched) {
+  *matched = d.form == F_CALL ? ops.size() == 1 : ops.size() == 1 || ops.size() == 2;
+  if (!*matched) return absl::OkStatus();
+  if (d.form == F_CALL && d.sel_value == BPF_PSEUDO_CALL) {
+    if (!target(ops[0], true, &in.imm)) return err("bad call target '" + std::string(ops[0]) + "'");
+  } else if (absl::Status st = imm32(ops[0], &in.imm); !st.ok()) {
+    return st;
+  }
+  if (ops.size() == 2) {
+    s32 off;
+    if (absl::Status st = imm32(ops[1], &off); !st.ok()) return st;
+    in.off = (s16)off;
+  }
+  out_.push_back(in);
+  return absl::OkStatus();
+}
+
+// lddw: a 64-bit immediate, or one of the pseudo forms (map_by_fd(N), map_by_idx(N),
+// map_val(...) + M, var_addr(N), code_addr(LABEL)); the form must be the row's.
+absl::Status Assembler::encode_lddw(const bpf_opcode_desc &d,
+                                    const std::vector<std::string_view> &ops, bpf_insn in,
+                                    bool *matched) {
+  *matched = ops.size() == 2 && parse_reg(ops[0]);
+  if (!*matched) return absl::OkStatus();
+  // From here an error is this row's (a malformed pseudo form), unless the form is another
+  // row's.
+  in.dst_reg = *parse_reg(ops[0]);
+  std::string e = lower(trim(ops[1]));
+  std::string_view v = e;
+  auto call_arg = [&](std::string_view fn, std::string_view *arg) {
+    if (v.rfind(fn, 0) != 0 || v.size() <= fn.size() || v[fn.size()] != '(') return false;
+    size_t close = v.find(')');
+    *arg = v.substr(fn.size() + 1, close == std::string_view::npos ? 0 : close - fn.size() - 1);
+    return close != std::string_view::npos;
+  };
+  std::string_view arg;
+  s32 next = 0;
+  u8 want_src = BPF_LD_IMM64_PLAIN;
+  if (v.rfind("map_val(", 0) == 0) {
+    // map_val(map_by_fd(N)) + M, map_val(map_by_idx(N)) + M
+    size_t close2 = v.find("))");
+    if (close2 == std::string_view::npos) return err("bad map_val expression");
+    std::string_view after = trim(v.substr(close2 + 2));
+    if (!after.empty()) {
+      if (after[0] != '+') return err("bad map_val expression");
+      if (absl::Status st = imm32(after.substr(1), &next); !st.ok()) return st;
+    }
+    v = v.substr(8);
+    if (call_arg("map_by_fd", &arg)) want_src = BPF_PSEUDO_MAP_VALUE;
+    else if (call_arg("map_by_idx", &arg)) want_src = BPF_PSEUDO_MAP_IDX_VALUE;
+    else return err("bad map_val expression");
+  } else if (call_arg("map_by_fd", &arg)) {
+    want_src = BPF_PSEUDO_MAP_FD;
+  } else if (call_arg("map_by_idx", &arg)) {
+    want_src = BPF_PSEUDO_MAP_IDX;
+  } else if (call_arg("var_addr", &arg)) {
+    want_src = BPF_PSEUDO_BTF_ID;
+  } else if (call_arg("code_addr", &arg)) {
+    want_src = BPF_PSEUDO_FUNC;
+  }
+  if (want_src != d.sel_value) {
+    *matched = false;
+    return absl::OkStatus();
+  }
+  bpf_insn hi{};
+  if (want_src == BPF_LD_IMM64_PLAIN) {
+    auto n = parse_num(ops[1]);
+    if (!n) return err("bad 64-bit immediate '" + std::string(ops[1]) + "'");
+    in.imm = (s32)(u32)*n;
+    hi.imm = (s32)(u32)(*n >> 32);
+  } else if (want_src == BPF_PSEUDO_FUNC) {
+    if (!target(arg, true, &in.imm)) return err("bad code_addr target");
+  } else {
+    if (absl::Status st = imm32(arg, &in.imm); !st.ok()) return st;
+    hi.imm = next;
+  }
+  // Fixups recorded for code_addr point at the first slot, which is right: the offset is
+  // relative to the ld_imm64 instruction like a call's.
+  out_.push_back(in);
+  out_.push_back(hi);
+  return absl::OkStatus();
+}
+
+// Memory loads (ldx), stores (st, stx) and atomics: a [reg+off] operand and a register or an
+// immediate.
+absl::Status Assembler::encode_mem(const bpf_opcode_desc &d,
+                                   const std::vector<std::string_view> &ops, bpf_insn in,
+                                   bool *matched) {
+  std::string why;
+  // A malformed [reg+off] operand is this row's error (*matched true).
+  auto bad_mem = [&] {
+    *matched = !why.empty();
+    return why.empty() ? absl::OkStatus() : err(why);
+  };
+  *matched = false;
+  if (ops.size() != 2) return absl::OkStatus();
+  if (d.form == F_LDX) {
+    if (!parse_reg(ops[0])) return absl::OkStatus();
+    auto m = parse_mem(ops[1], &why);
+    if (!m) return bad_mem();
+    in.dst_reg = *parse_reg(ops[0]);
+    in.src_reg = m->reg;
+    in.off = m->off;
+  } else {
+    auto m = parse_mem(ops[0], &why);
+    if (!m) return bad_mem();
+    in.dst_reg = m->reg;
+    in.off = m->off;
+    if (d.form == F_ST) {
+      if (!parse_num(ops[1])) return absl::OkStatus();
+      *matched = true;
+      if (absl::Status st = imm32(ops[1], &in.imm); !st.ok()) return st;
+    } else {
+      if (!parse_reg(ops[1])) return absl::OkStatus();
+      in.src_reg = *parse_reg(ops[1]);
+    }
+  }
+  *matched = true;
+  out_.push_back(in);
+  return absl::OkStatus();
+}
+
 absl::Status Assembler::encode(const bpf_opcode_desc &d, const std::vector<std::string_view> &ops,
                                bool *matched) {
   bpf_insn in{};
@@ -280,40 +441,27 @@ absl::Status Assembler::encode(const bpf_opcode_desc &d, const std::vector<std::
   }
   auto nops = [&](size_t n) { return ops.size() == n; };
   auto reg = [&](size_t i) { return parse_reg(ops[i]); };
-  std::string why;
   *matched = true;
-  absl::Status st;
-  bpf_insn hi{};
-  bool wide = false;
   switch (d.form) {
   case F_ALU_K:
   case F_MOV_K:
   case F_JCC_K:
-    if (ops.size() < 2 || !reg(0) || reg(1) || !parse_num(ops[1])) break;
-    if (d.form == F_JCC_K ? !nops(3) : !nops(2)) break;
-    in.dst_reg = *reg(0);
-    if (!(st = imm32(ops[1], &in.imm)).ok()) return st;
-    if (d.form == F_JCC_K) {
-      s32 t;
-      if (!target(ops[2], false, &t)) return err("bad jump target '" + std::string(ops[2]) + "'");
-      in.off = (s16)t;
-    }
-    out_.push_back(in);
-    return absl::OkStatus();
   case F_ALU_X:
   case F_MOV_X:
   case F_JCC_X:
-    if (ops.size() < 2 || !reg(0) || !reg(1)) break;
-    if (d.form == F_JCC_X ? !nops(3) : !nops(2)) break;
-    in.dst_reg = *reg(0);
-    in.src_reg = *reg(1);
-    if (d.form == F_JCC_X) {
-      s32 t;
-      if (!target(ops[2], false, &t)) return err("bad jump target '" + std::string(ops[2]) + "'");
-      in.off = (s16)t;
-    }
-    out_.push_back(in);
-    return absl::OkStatus();
+    return encode_alu_jcc(d, ops, in, matched);
+  case F_CALL:
+  case F_CALL_KFUNC:
+    return encode_call(d, ops, in, matched);
+  case F_LDDW:
+    return encode_lddw(d, ops, in, matched);
+  case F_LDX:
+  case F_ST:
+  case F_STX:
+  case F_ATOMIC:
+  case F_ATOMIC_FETCH:
+  case F_ATOMIC_CMPXCHG:
+    return encode_mem(d, ops, in, matched);
   case F_NEG:
   case F_END:
   case F_CALLX:
@@ -331,138 +479,24 @@ absl::Status Assembler::encode(const bpf_opcode_desc &d, const std::vector<std::
     out_.push_back(in);
     return absl::OkStatus();
   }
-  case F_CALL:
-    if (!nops(1)) break;
-    if (d.sel_value == BPF_PSEUDO_CALL) {
-      if (!target(ops[0], true, &in.imm)) return err("bad call target '" + std::string(ops[0]) + "'");
-    } else if (!(st = imm32(ops[0], &in.imm)).ok()) {
-      return st;
-    }
-    out_.push_back(in);
-    return absl::OkStatus();
-  case F_CALL_KFUNC:
-    if (!nops(1) && !nops(2)) break;
-    if (!(st = imm32(ops[0], &in.imm)).ok()) return st;
-    if (nops(2)) {
-      s32 off;
-      if (!(st = imm32(ops[1], &off)).ok()) return st;
-      in.off = (s16)off;
-    }
-    out_.push_back(in);
-    return absl::OkStatus();
   case F_EXIT:
     if (!ops.empty()) break;
     if (!first_exit_) first_exit_ = out_.size();
     out_.push_back(in);
     return absl::OkStatus();
-  case F_LDDW: {
-    if (!nops(2) || !reg(0)) break;
-    in.dst_reg = *reg(0);
-    std::string e = lower(trim(ops[1]));
-    std::string_view v = e;
-    auto call_arg = [&](std::string_view fn, std::string_view *arg) {
-      if (v.rfind(fn, 0) != 0 || v.size() <= fn.size() || v[fn.size()] != '(') return false;
-      size_t close = v.find(')');
-      *arg = v.substr(fn.size() + 1, close == std::string_view::npos ? 0 : close - fn.size() - 1);
-      return close != std::string_view::npos;
-    };
-    std::string_view arg;
-    s32 next = 0;
-    u8 want_src = BPF_LD_IMM64_PLAIN;
-    if (v.rfind("map_val(", 0) == 0) {
-      // map_val(map_by_fd(N)) + M, map_val(map_by_idx(N)) + M
-      size_t close2 = v.find("))");
-      if (close2 == std::string_view::npos) return err("bad map_val expression");
-      std::string_view after = trim(v.substr(close2 + 2));
-      if (!after.empty()) {
-        if (after[0] != '+') return err("bad map_val expression");
-        if (!(st = imm32(after.substr(1), &next)).ok()) return st;
-      }
-      v = v.substr(8);
-      if (call_arg("map_by_fd", &arg)) want_src = BPF_PSEUDO_MAP_VALUE;
-      else if (call_arg("map_by_idx", &arg)) want_src = BPF_PSEUDO_MAP_IDX_VALUE;
-      else return err("bad map_val expression");
-    } else if (call_arg("map_by_fd", &arg)) {
-      want_src = BPF_PSEUDO_MAP_FD;
-    } else if (call_arg("map_by_idx", &arg)) {
-      want_src = BPF_PSEUDO_MAP_IDX;
-    } else if (call_arg("var_addr", &arg)) {
-      want_src = BPF_PSEUDO_BTF_ID;
-    } else if (call_arg("code_addr", &arg)) {
-      want_src = BPF_PSEUDO_FUNC;
-    }
-    if (want_src != d.sel_value) {
-      *matched = false;
-      return absl::OkStatus();
-    }
-    if (want_src == BPF_LD_IMM64_PLAIN) {
-      auto n = parse_num(ops[1]);
-      if (!n) return err("bad 64-bit immediate '" + std::string(ops[1]) + "'");
-      in.imm = (s32)(u32)*n;
-      hi.imm = (s32)(u32)(*n >> 32);
-    } else if (want_src == BPF_PSEUDO_FUNC) {
-      if (!target(arg, true, &in.imm)) return err("bad code_addr target");
-    } else {
-      if (!(st = imm32(arg, &in.imm)).ok()) return st;
-      hi.imm = next;
-    }
-    wide = true;
-    break;
-  }
-  case F_LDX:
-    if (!nops(2) || !reg(0)) break;
-    if (auto m = parse_mem(ops[1], &why)) {
-      in.dst_reg = *reg(0);
-      in.src_reg = m->reg;
-      in.off = m->off;
-      out_.push_back(in);
-      return absl::OkStatus();
-    }
-    if (!why.empty()) return err(why);
-    break;
-  case F_ST:
-  case F_STX:
-  case F_ATOMIC:
-  case F_ATOMIC_FETCH:
-  case F_ATOMIC_CMPXCHG: {
-    if (!nops(2)) break;
-    auto m = parse_mem(ops[0], &why);
-    if (!m) {
-      if (!why.empty()) return err(why);
-      break;
-    }
-    in.dst_reg = m->reg;
-    in.off = m->off;
-    if (d.form == F_ST) {
-      if (!parse_num(ops[1])) break;
-      if (!(st = imm32(ops[1], &in.imm)).ok()) return st;
-    } else {
-      if (!reg(1)) break;
-      in.src_reg = *reg(1);
-    }
-    out_.push_back(in);
-    return absl::OkStatus();
-  }
   case F_LD_ABS:
     if (!nops(1)) break;
-    if (!(st = imm32(ops[0], &in.imm)).ok()) return st;
+    if (absl::Status st = imm32(ops[0], &in.imm); !st.ok()) return st;
     out_.push_back(in);
     return absl::OkStatus();
   case F_LD_IND:
     if (!nops(2) || !reg(0)) break;
     in.src_reg = *reg(0);
-    if (!(st = imm32(ops[1], &in.imm)).ok()) return st;
+    if (absl::Status st = imm32(ops[1], &in.imm); !st.ok()) return st;
     out_.push_back(in);
     return absl::OkStatus();
   case F_NR:
     break;
-  }
-  if (wide) {
-    // Fixups recorded for code_addr point at the first slot, which is right: the offset is
-    // relative to the ld_imm64 instruction like a call's.
-    out_.push_back(in);
-    out_.push_back(hi);
-    return absl::OkStatus();
   }
   *matched = false;
   return absl::OkStatus();

@@ -20,11 +20,6 @@ using namespace bpf_opc;
 const char *const kHelperNames[] = {__BPF_FUNC_MAPPER(BPFVM_HELPER_NAME)};
 #undef BPFVM_HELPER_NAME
 
-// Indexed by BPF_OP(code) >> 4.
-const char *const kAluOp[16] = {"+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=",
-                                "neg", "%=", "^=", "=", "s>>=", "endian", "?", "?"};
-const char *const kJmpOp[16] = {"jmp", "==", ">", ">=", "&", "!=", "s>", "s>=",
-                                "call", "exit", "<", "<=", "s<", "s<=", "?", "?"};
 // Indexed by BPF_SIZE(code) >> 3.
 const char *const kLdst[4] = {"u32", "u16", "u8", "u64"};
 const char *const kLdsx[4] = {"s32", "s16", "s8", "?"};
@@ -39,16 +34,6 @@ std::string fmt(const char *f, ...) {
   return buf;
 }
 
-const char *atomic_op_name(s32 imm) {
-  switch (imm & ~BPF_FETCH) {
-  case BPF_ADD: return "add";
-  case BPF_AND: return "and";
-  case BPF_OR: return "or";
-  case BPF_XOR: return "xor";
-  }
-  return "?";
-}
-
 }  // namespace
 
 const char *bpf_helper_name(s32 id) {
@@ -59,43 +44,43 @@ const char *bpf_helper_name(s32 id) {
 std::string bpf_disasm_insn(std::span<const bpf_insn> prog, size_t idx, const BpfDisasmOpts &opts) {
   std::string err;
   const bpf_opcode_desc *d = bpf_opcode_decode(prog.data(), prog.size(), idx, &err);
-  if (!d) return "invalid: " + err;
+  if (!d) return opts.verifier_log ? fmt("(invalid %02x)", prog[idx].code) : "invalid: " + err;
   const bpf_insn &in = prog[idx];
   const u8 cls = BPF_CLASS(in.code);
   const char w = (cls == BPF_ALU || cls == BPF_JMP32) ? 'w' : 'r';
   const char *size = kLdst[BPF_SIZE(in.code) >> 3];
+  const char *op = d->sym;  // the row's operator symbol (bpfvm/opcodes.def)
   const int dst = in.dst_reg, src = in.src_reg, off = in.off, imm = in.imm;
   std::string s;
   switch (d->form) {
   case F_ALU_K:
   case F_MOV_K:
-    s = fmt("%c%d %s%s %d", w, dst, in.off == 1 ? "s" : "", kAluOp[BPF_OP(in.code) >> 4], imm);
+    s = fmt("%c%d %s %d", w, dst, op, imm);
     break;
   case F_ALU_X:
-    s = fmt("%c%d %s%s %c%d", w, dst, in.off == 1 ? "s" : "", kAluOp[BPF_OP(in.code) >> 4], w, src);
+    s = fmt("%c%d %s %c%d", w, dst, op, w, src);
     break;
   case F_MOV_X:
     if (off) s = fmt("%c%d = (s%d)%c%d", w, dst, off, w, src);
     else s = fmt("%c%d = %c%d", w, dst, w, src);
     break;
   case F_NEG:
-    s = fmt("%c%d = -%c%d", w, dst, w, dst);
+    s = fmt("%c%d = %s%c%d", w, dst, op, w, dst);
     break;
   case F_END:
-    if (cls == BPF_ALU64) s = fmt("r%d = bswap%d r%d", dst, imm, dst);
-    else s = fmt("r%d = %s%d r%d", dst, BPF_SRC(in.code) == BPF_TO_BE ? "be" : "le", imm, dst);
+    s = fmt("r%d = %s%d r%d", dst, op, imm, dst);
     break;
   case F_JA:
-    s = fmt("goto pc%+d", off);
+    s = fmt("%s pc%+d", op, off);
     break;
   case F_GOTOL:
-    s = fmt("gotol pc%+d", imm);
+    s = fmt("%s pc%+d", op, imm);
     break;
   case F_JCC_K:
-    s = fmt("if %c%d %s 0x%x goto pc%+d", w, dst, kJmpOp[BPF_OP(in.code) >> 4], (unsigned)imm, off);
+    s = fmt("if %c%d %s 0x%x goto pc%+d", w, dst, op, (unsigned)imm, off);
     break;
   case F_JCC_X:
-    s = fmt("if %c%d %s %c%d goto pc%+d", w, dst, kJmpOp[BPF_OP(in.code) >> 4], w, src, off);
+    s = fmt("if %c%d %s %c%d goto pc%+d", w, dst, op, w, src, off);
     break;
   case F_CALL:
     if (in.src_reg == BPF_PSEUDO_CALL) {
@@ -107,7 +92,8 @@ std::string bpf_disasm_insn(std::span<const bpf_insn> prog, size_t idx, const Bp
     break;
   case F_CALL_KFUNC: {
     const char *name = opts.kfunc_name ? opts.kfunc_name(imm, in.off, opts.opaque) : nullptr;
-    s = fmt("call %s#%d", name ? name : "kfunc", imm);
+    // The kernel's disassembler names an unresolved kfunc "kernel-function".
+    s = fmt("call %s#%d", name ? name : opts.verifier_log ? "kernel-function" : "kfunc", imm);
     break;
   }
   case F_CALLX:
@@ -119,10 +105,21 @@ std::string bpf_disasm_insn(std::span<const bpf_insn> prog, size_t idx, const Bp
   case F_LDDW: {
     const bpf_insn &hi = prog[idx + 1];
     switch (in.src_reg) {
-    case BPF_PSEUDO_MAP_FD: s = fmt("r%d = map[fd:%d]", dst, imm); break;
-    case BPF_PSEUDO_MAP_VALUE: s = fmt("r%d = map[fd:%d][0]+%d", dst, imm, hi.imm); break;
-    case BPF_PSEUDO_BTF_ID: s = fmt("r%d = btf_id[%d]", dst, imm); break;
-    case BPF_PSEUDO_FUNC: s = fmt("r%d = func pc%+d", dst, imm); break;
+    case BPF_PSEUDO_MAP_FD:
+      // The verifier log names a map by its index in the object (its fd is the loader's).
+      s = fmt(opts.verifier_log ? "r%d = map[idx:%d]" : "r%d = map[fd:%d]", dst, imm);
+      break;
+    case BPF_PSEUDO_MAP_VALUE:
+      s = fmt(opts.verifier_log ? "r%d = map[idx:%d][0]+%d" : "r%d = map[fd:%d][0]+%d", dst, imm,
+              hi.imm);
+      break;
+    case BPF_PSEUDO_BTF_ID: s = fmt(opts.verifier_log ? "r%d = ksym#%d" : "r%d = btf_id[%d]", dst, imm); break;
+    case BPF_PSEUDO_FUNC:
+      // The verifier log prints the callback's pc-relative offset as the kernel's log does:
+      // the raw 64-bit immediate.
+      s = opts.verifier_log ? fmt("r%d = 0x%llx", dst, (unsigned long long)bpf_ldimm64_value(in, hi))
+                            : fmt("r%d = func pc%+d", dst, imm);
+      break;
     case BPF_PSEUDO_MAP_IDX: s = fmt("r%d = map[idx:%d]", dst, imm); break;
     case BPF_PSEUDO_MAP_IDX_VALUE: s = fmt("r%d = map[idx:%d][0]+%d", dst, imm, hi.imm); break;
     default:
@@ -147,20 +144,16 @@ std::string bpf_disasm_insn(std::span<const bpf_insn> prog, size_t idx, const Bp
     s = fmt("*(%s *)(r%d %+d) = r%d", size, dst, off, src);
     break;
   case F_ATOMIC:
-    s = fmt("lock *(%s *)(r%d %+d) %s r%d", size, dst, off, kAluOp[(imm & 0xf0) >> 4], src);
+    s = fmt("lock *(%s *)(r%d %+d) %s r%d", size, dst, off, op, src);
     break;
   case F_ATOMIC_FETCH: {
     const char *width = BPF_SIZE(in.code) == BPF_DW ? "64" : "";
-    if (imm == BPF_XCHG)
-      s = fmt("r%d = atomic%s_xchg((%s *)(r%d %+d), r%d)", src, width, size, dst, off, src);
-    else
-      s = fmt("r%d = atomic%s_fetch_%s((%s *)(r%d %+d), r%d)", src, width, atomic_op_name(imm),
-              size, dst, off, src);
+    s = fmt("r%d = atomic%s_%s((%s *)(r%d %+d), r%d)", src, width, op, size, dst, off, src);
     break;
   }
   case F_ATOMIC_CMPXCHG:
-    s = fmt("r0 = atomic%s_cmpxchg((%s *)(r%d %+d), r0, r%d)",
-            BPF_SIZE(in.code) == BPF_DW ? "64" : "", size, dst, off, src);
+    s = fmt("r0 = atomic%s_%s((%s *)(r%d %+d), r0, r%d)", BPF_SIZE(in.code) == BPF_DW ? "64" : "",
+            op, size, dst, off, src);
     break;
   case F_NR:
     break;

@@ -26,6 +26,11 @@ namespace umemcg::emu {
 
 struct BpfDisasmOpts {
   bool show_code = false;  // "(b7) r0 = 1", as the verifier log prints
+  // The verifier log's forms (bpfvm/verifier_log.cc): a map named by its index in the object
+  // (map[idx:N]), a ksym as ksym#N, an unresolved kfunc as "kernel-function" (the kernel's
+  // name without a callback), a callback address as its raw immediate ("0x19"), an
+  // undecodable opcode as "(invalid XX)".
+  bool verifier_log = false;
   // Optional kfunc namer: returns nullptr for unknown ids.
   const char *(*kfunc_name)(s32 btf_id, s16 btf_fd_idx, void *opaque) = nullptr;
   void *opaque = nullptr;

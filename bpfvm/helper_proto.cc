@@ -72,6 +72,15 @@ const bpf_func_proto kProtos[] = {
      {ARG_PTR_TO_TIMER}, {}},
     {"bpf_loop", BPF_FUNC_loop, false, false, kAny, RET_INTEGER,
      {ARG_ANYTHING, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING}, {}},
+    // The result is written through a pointer of sizeof(long), aligned to it.
+    {"bpf_strtol", BPF_FUNC_strtol, false, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_MEM | MEM_RDONLY, ARG_CONST_SIZE, ARG_ANYTHING,
+      ARG_PTR_TO_FIXED_SIZE_MEM | MEM_UNINIT | MEM_WRITE | MEM_ALIGNED},
+     {}, nullptr, {0, 0, 0, sizeof(long)}},
+    {"bpf_strtoul", BPF_FUNC_strtoul, false, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_MEM | MEM_RDONLY, ARG_CONST_SIZE, ARG_ANYTHING,
+      ARG_PTR_TO_FIXED_SIZE_MEM | MEM_UNINIT | MEM_WRITE | MEM_ALIGNED},
+     {}, nullptr, {0, 0, 0, sizeof(unsigned long)}},
     {"bpf_get_current_task_btf", BPF_FUNC_get_current_task_btf, true, false, kAny,
      RET_PTR_TO_BTF_ID_TRUSTED, {}, {}, "task_struct"},
 };
@@ -88,6 +97,13 @@ bool map_type_reserved_for(u32 map_type, u32 func_id) {
              func_id == BPF_FUNC_ringbuf_query;
     case BPF_MAP_TYPE_TASK_STORAGE:
       return func_id == BPF_FUNC_task_storage_get || func_id == BPF_FUNC_task_storage_delete;
+    // Local storages the emulation has no helpers for: still only their own helpers take them.
+    case BPF_MAP_TYPE_SK_STORAGE:
+      return func_id == BPF_FUNC_sk_storage_get || func_id == BPF_FUNC_sk_storage_delete ||
+             func_id == BPF_FUNC_kptr_xchg;
+    case BPF_MAP_TYPE_INODE_STORAGE:
+      return func_id == BPF_FUNC_inode_storage_get || func_id == BPF_FUNC_inode_storage_delete ||
+             func_id == BPF_FUNC_kptr_xchg;
     default:
       return true;
   }

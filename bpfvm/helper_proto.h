@@ -51,6 +51,8 @@ enum bpf_arg_type : u32 {
   ARG_PTR_TO_STACK_OR_NULL = PTR_MAYBE_NULL | ARG_PTR_TO_STACK,
   // Memory the helper only writes (MEM_UNINIT): it need not be initialised.
   ARG_PTR_TO_UNINIT_MEM = MEM_UNINIT | ARG_PTR_TO_MEM,
+  // Memory of the prototype's arg_size bytes (no size argument).
+  ARG_PTR_TO_FIXED_SIZE_MEM = MEM_FIXED_SIZE | ARG_PTR_TO_MEM,
   // A ring-buffer record to submit or discard: releases its reference.
   ARG_PTR_TO_RINGBUF_MEM = MEM_RINGBUF | OBJ_RELEASE | ARG_PTR_TO_MEM,
 };
@@ -81,6 +83,7 @@ struct bpf_func_proto {
   std::array<u32, 5> arg_type;      // bpf_arg_type values (with flags)
   std::array<const char *, 5> arg_btf_name;  // ARG_PTR_TO_BTF_ID: the struct's name
   const char *ret_btf_name = nullptr;        // RET_PTR_TO_BTF_ID*: the struct's name
+  std::array<u32, 5> arg_size = {};          // ARG_PTR_TO_FIXED_SIZE_MEM: its size in bytes
 };
 
 // The prototype of helper `func_id`, or nullptr when the project has none.

@@ -28,26 +28,9 @@
 
 namespace umemcg {
 
-namespace {
-// Outside any task (host threads driving the interpreter directly).
-thread_local bpf_run_ctx *tls_run_ctx = nullptr;
-
-// current->bpf_ctx, as the kernel's; outside any task (a plain thread), a thread-local.
-bpf_run_ctx **run_ctx_slot() {
-  return current ? reinterpret_cast<bpf_run_ctx **>(&current->bpf_ctx) : &tls_run_ctx;
-}
-}  // namespace
-
-bpf_run_ctx *bpf_set_run_ctx(bpf_run_ctx *ctx) {
-  bpf_run_ctx **slot = run_ctx_slot();
-  bpf_run_ctx *old = *slot;
-  *slot = ctx;
-  return old;
-}
-
-void bpf_reset_run_ctx(bpf_run_ctx *old) { *run_ctx_slot() = old; }
-
-bpf_run_ctx *bpf_current_run_ctx() { return *run_ctx_slot(); }
+namespace emu {
+__thread bpf_run_ctx *tls_run_ctx __attribute__((tls_model("initial-exec"))) = nullptr;
+}  // namespace emu
 
 namespace emu {
 
@@ -260,6 +243,8 @@ std::span<const bpf_func_t> bpf_helper_table() {
     t[BPF_FUNC_task_storage_delete] = task_storage_delete;
     t[BPF_FUNC_get_current_task_btf] = get_current_task;
     t[BPF_FUNC_loop] = loop;
+    t[BPF_FUNC_strtol] = strtol_h;
+    t[BPF_FUNC_strtoul] = strtoul_h;
     t[BPF_FUNC_timer_init] = bpf_timer_init_helper;
     t[BPF_FUNC_timer_set_callback] = bpf_timer_set_callback_helper;
     t[BPF_FUNC_timer_start] = bpf_timer_start_helper;

@@ -48,6 +48,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "bpfvm/interp.h"
 #include "bpfvm/map.h"
+#include "shim/sched.h"
 
 namespace umemcg {
 
@@ -99,11 +100,26 @@ struct bpf_run_ctx {
   int callback_depth = 0;
 };
 
+namespace emu {
+// The run context of a plain thread outside any task (host threads driving the interpreter
+// directly); a task's is current->bpf_ctx.
+extern __thread bpf_run_ctx *tls_run_ctx __attribute__((tls_model("initial-exec")));
+inline bpf_run_ctx **bpf_run_ctx_slot() {
+  return current ? reinterpret_cast<bpf_run_ctx **>(&current->bpf_ctx) : &tls_run_ctx;
+}
+}  // namespace emu
+
 // bpf_set_run_ctx(): installs ctx on the current task (or the calling thread outside any task)
-// and returns the previous one, which bpf_reset_run_ctx() puts back.
-bpf_run_ctx *bpf_set_run_ctx(bpf_run_ctx *ctx);
-void bpf_reset_run_ctx(bpf_run_ctx *old);
-bpf_run_ctx *bpf_current_run_ctx();
+// and returns the previous one, which bpf_reset_run_ctx() puts back. Inline, as the kernel's
+// (include/linux/bpf.h): every program run sets and resets it.
+inline bpf_run_ctx *bpf_set_run_ctx(bpf_run_ctx *ctx) {
+  bpf_run_ctx **slot = emu::bpf_run_ctx_slot();
+  bpf_run_ctx *old = *slot;
+  *slot = ctx;
+  return old;
+}
+inline void bpf_reset_run_ctx(bpf_run_ctx *old) { *emu::bpf_run_ctx_slot() = old; }
+inline bpf_run_ctx *bpf_current_run_ctx() { return *emu::bpf_run_ctx_slot(); }
 
 namespace emu {
 

@@ -29,6 +29,8 @@ BPF_HELPER(cgrp_storage_get);
 BPF_HELPER(cgrp_storage_delete);
 BPF_HELPER(trace_printk);
 BPF_HELPER(loop);
+BPF_HELPER(strtol_h);
+BPF_HELPER(strtoul_h);
 
 // Checked runs: is map one the program references? Records a fault naming helper if not.
 bool check_map(bpf_run_ctx *ctx, u64 map, const char *helper);

@@ -53,14 +53,19 @@ inline u32 smod32(u32 a, u32 b) {
   return (u32)((s32)a % (s32)b);
 }
 
+// A program's plain loads and stores. Two programs (a bpf_timer and a bpf_wq callback, say)
+// may access one map value at once with plain instructions: a race BPF allows, and which the
+// kernel's sanitizers never see, since JIT-ed code is not instrumented.
+// Emulation: likewise these two are left uninstrumented by ThreadSanitizer; the helpers' and the
+// atomic instructions' accesses stay checked.
 template <typename T>
-inline T load_mem(u64 addr) {
+__attribute__((no_sanitize("thread"))) inline T load_mem(u64 addr) {
   T v;
   std::memcpy(&v, (const void *)(uintptr_t)addr, sizeof(T));
   return v;
 }
 template <typename T>
-inline void store_mem(u64 addr, T v) {
+__attribute__((no_sanitize("thread"))) inline void store_mem(u64 addr, T v) {
   std::memcpy((void *)(uintptr_t)addr, &v, sizeof(T));
 }
 template <typename T>
@@ -168,8 +173,11 @@ u32 insn_writes(const bpf_form_desc &f, const bpf_insn &in) {
 
 // Checked: per-instruction register and budget checks, checked-mode handlers. Safe (only with
 // !Checked): the fast handlers, with every memory access bounds-checked and the back-edge budget.
-template <bool Checked, bool Safe>
+// Cov (only with neither): the fast mode recording coverage (BpfExecProg::set_coverage()); its
+// additions are all `if constexpr (Cov)`, so the other instantiations compile as without them.
+template <bool Checked, bool Safe, bool Cov>
 struct BpfInterp {
+  static_assert(!Cov || (!Checked && !Safe), "coverage is a fast-mode variant");
   static constexpr bool kMemChecked = Checked || Safe;  // bounds checks, faults reported
   using DInsn = BpfExecProg::DInsn;
 
@@ -184,13 +192,13 @@ struct BpfInterp {
                  BpfRunResult *res, const void *const **labels_out);
 };
 
-template <bool Checked, bool Safe>
-u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
+template <bool Checked, bool Safe, bool Cov>
+u64 BpfInterp<Checked, Safe, Cov>::run(const BpfExecProg *prog, const u64 *args,
                                   const BpfCheckedRunOpts *opts, BpfRunResult *res,
                             const void *const **labels_out) {
   // One handler per opcode-table row, then the fast mode's frame-pointer forms (kFpForms).
   static const void *const kLabels[BPF_OPC_NR + kFpForms] = {
-#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic) &&op_##name,
+#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic, sym) &&op_##name,
 #include "bpfvm/opcodes.def"
 #undef BPF_OPCODE
       &&op_LDX_FP_DW, &&op_LDX_FP_W, &&op_STX_FP_DW, &&op_STX_FP_W,
@@ -208,6 +216,17 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
   // at the context pointer (r1) and holds every such access (writable if any stores), the same
   // decision the first region's check would make at each of them; else the code without them.
   const DInsn *base = Checked ? prog->ccode_.data() : prog->code_.data();
+  // Coverage mode: its own code (the handlers of this loop), and the recording arrays, indexed
+  // like the code.
+  [[maybe_unused]] u8 *cov_hit = nullptr;
+  [[maybe_unused]] u8 *cov_taken = nullptr;
+  [[maybe_unused]] u8 *cov_fall = nullptr;
+  if constexpr (Cov) {
+    base = prog->covcode_.data();
+    cov_hit = prog->cov_.hit;
+    cov_taken = prog->cov_.taken;
+    cov_fall = prog->cov_.fall;
+  }
   if constexpr (Safe) {
     const BpfMemRegion *r = opts->regions.empty() ? nullptr : &opts->regions[0];
     const bool ctx_fits =
@@ -217,9 +236,11 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
                                                   : prog->scode_noctx_.data();
   }
   const DInsn *pc = base;
-  const bpf_func_t *const helpers = prog->helpers_.data();
-  const size_t nr_helpers = prog->helpers_.size();
-  const bpf_func_t *const kfuncs = prog->kfuncs_.data();
+  // The checked mode calls helpers and kfuncs through the tables. The other modes' code holds
+  // each call's function pointer (inline_fn()) and only callx reads the helper table, at the
+  // call: the loop keeps neither table in a register.
+  const bpf_func_t *const helpers = Checked ? prog->helpers_.data() : nullptr;
+  const bpf_func_t *const kfuncs = Checked ? prog->kfuncs_.data() : nullptr;
 
   u64 R[MAX_BPF_REG] = {};
   alignas(16) u8 stack[MAX_CALL_FRAMES * MAX_BPF_STACK];
@@ -288,8 +309,11 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
   do {                                                                                 \
     if constexpr (Checked) {                                                           \
       const BpfExecProg::CheckMeta &m_ = meta[pc - base];                               \
-      if (unlikely(m_.rd & ~init)) {                                                   \
-        std::snprintf(why, sizeof(why), "R%d !read_ok", __builtin_ctz(m_.rd & ~init)); \
+      /* A subprogram's exit hands r0 to its caller as it is, set or not (the verifier */ \
+      /* refuses only a read of it there); the program's own exit must set it. */         \
+      const u32 rd_ = m_.id == BPF_OPC_JMP_EXIT && top != frames ? 0u : m_.rd;           \
+      if (unlikely(rd_ & ~init)) {                                                     \
+        std::snprintf(why, sizeof(why), "R%d !read_ok", __builtin_ctz(rd_ & ~init));   \
         goto fault;                                                                    \
       }                                                                                \
       if (unlikely(budget-- == 0)) {                                                   \
@@ -299,6 +323,7 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
       }                                                                                \
       init |= m_.wr;                                                                   \
     }                                                                                  \
+    if constexpr (Cov) __atomic_store_n(&cov_hit[pc - base], 1, __ATOMIC_RELAXED);     \
     goto *pc->op;                                                                      \
   } while (0)
 #define NEXT() \
@@ -322,14 +347,19 @@ u64 BpfInterp<Checked, Safe>::run(const BpfExecProg *prog, const u64 *args,
       }                                                                                    \
     }                                                                                      \
   } while (0)
-#define JUMP_IF(cond)        \
-  do {                       \
-    if (cond) {              \
-      BACK_EDGE(pc->off);    \
-      pc += pc->off;         \
-    }                        \
-    ++pc;                    \
-    DISPATCH();              \
+// Coverage mode: each direction of a conditional jump is recorded (two arrays: the stores of
+// concurrent runs never read-modify-write a shared byte).
+#define JUMP_IF(cond)                                                                  \
+  do {                                                                                 \
+    if (cond) {                                                                        \
+      if constexpr (Cov) __atomic_store_n(&cov_taken[pc - base], 1, __ATOMIC_RELAXED); \
+      BACK_EDGE(pc->off);                                                              \
+      pc += pc->off;                                                                   \
+    } else {                                                                           \
+      if constexpr (Cov) __atomic_store_n(&cov_fall[pc - base], 1, __ATOMIC_RELAXED);  \
+    }                                                                                  \
+    ++pc;                                                                              \
+    DISPATCH();                                                                        \
   } while (0)
 #define MEMCHECK(addr, len, write)                                                             \
   do {                                                                                         \
@@ -518,11 +548,12 @@ op_JMP_CALL_KFUNC:
   NEXT();
 op_JMP_CALLX: {
   const u64 id = D;
-  if (unlikely(id >= nr_helpers || !helpers[id])) {
+  const std::vector<bpf_func_t> &table = prog->helpers_;
+  if (unlikely(id >= table.size() || !table[id])) {
     std::snprintf(why, sizeof(why), "callx to invalid helper id %llu", (unsigned long long)id);
     goto fault;
   }
-  R[0] = helpers[id](R[1], R[2], R[3], R[4], R[5]);
+  R[0] = table[id](R[1], R[2], R[3], R[4], R[5]);
   if constexpr (Checked) init = (init & ~kCallerSaved) | 1u;
   NEXT();
 }
@@ -586,8 +617,9 @@ op_JMP_EXIT: {
   R[9] = f.saved[3];
   R[BPF_REG_FP] += MAX_BPF_STACK;
   fp += MAX_BPF_STACK;
-  // Back in the caller: r0 holds the result, r1-r5 are scratched, r6-r9 are the caller's.
-  if constexpr (Checked) init = (f.init & ~kCallerSaved) | 1u | kFpBit;
+  // Back in the caller: r0 holds the result (initialised if the callee set it), r1-r5 are
+  // scratched, r6-r9 are the caller's.
+  if constexpr (Checked) init = (f.init & ~(kCallerSaved | 1u)) | (init & 1u) | kFpBit;
   pc = f.ret;
   DISPATCH();
 }
@@ -761,70 +793,132 @@ fault:
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the interpreter assumes a little-endian host");
 
-template struct BpfInterp<false, false>;
-template struct BpfInterp<false, true>;
-template struct BpfInterp<true, false>;
+template struct BpfInterp<false, false, false>;
+template struct BpfInterp<false, true, false>;
+template struct BpfInterp<true, false, false>;
+template struct BpfInterp<false, false, true>;
+
+namespace {
+
+absl::Status insn_error(size_t i, const std::string &why) {
+  return absl::InvalidArgumentError(why + " at insn " + std::to_string(i));
+}
+
+// The opcode rows of @lp's instructions: the verifier's decode when it gave one (what is cheap
+// to check is checked: one row per instruction, each for that instruction's opcode, the second
+// slot of an ld_imm64 empty; the rest is the caller's contract), else the layout check's own,
+// kept in @decoded.
+absl::Status prepare_rows(const BpfLinkedProg &lp, std::vector<const bpf_opcode_desc *> *decoded,
+                          std::span<const bpf_opcode_desc *const> *rows) {
+  const bpf_insn *insns = lp.insns.data();
+  const size_t cnt = lp.insns.size();
+  *rows = lp.rows;
+  if (rows->empty()) {
+    std::string err;
+    size_t bad = 0;
+    if (!bpf_check_prog_layout(insns, cnt, &err, &bad, BPF_CPU_V4, decoded))
+      return absl::InvalidArgumentError(err);
+    *rows = *decoded;
+    return absl::OkStatus();
+  }
+  bool match = rows->size() == cnt && cnt > 0;
+  for (size_t i = 0; match && i < cnt; i++) {
+    const bpf_opcode_desc *d = (*rows)[i];
+    if (!d || d->code != insns[i].code) {
+      match = false;
+      break;
+    }
+    if (bpf_form_of(*d).slots == 2) {
+      if (i + 1 >= cnt || (*rows)[i + 1]) match = false;
+      i++;
+    }
+  }
+  if (!match) return absl::InvalidArgumentError("decoded rows do not match the program");
+  return absl::OkStatus();
+}
+
+// Subprograms for the fast mode's call/exit forms: a local call's target starts one; each runs
+// to the next start. Per subprogram, whether any of its own instructions writes r6-r9 (its
+// callees save and restore for themselves). A callback subprogram that no call names here
+// merges into the one before it, which can only add writes: the choice stays safe.
+struct SubprogWrites {
+  std::vector<u32> starts = {0};
+  std::vector<u8> writes;  // by subprogram: 1 if it writes a callee-saved register
+  size_t of(size_t i) const {
+    return (size_t)(std::upper_bound(starts.begin(), starts.end(), (u32)i) - starts.begin()) - 1;
+  }
+};
+
+SubprogWrites subprog_writes(const bpf_insn *insns, size_t cnt,
+                             std::span<const bpf_opcode_desc *const> rows) {
+  SubprogWrites sw;
+  for (size_t i = 0; i < cnt; i++)
+    if (rows[i] && rows[i]->id == BPF_OPC_JMP_CALL_LOCAL)
+      sw.starts.push_back((u32)bpf_jump_target(*rows[i], insns[i], i));
+  std::sort(sw.starts.begin(), sw.starts.end());
+  sw.starts.erase(std::unique(sw.starts.begin(), sw.starts.end()), sw.starts.end());
+  sw.writes.assign(sw.starts.size(), 0);
+  for (size_t i = 0, sp = 0; i < cnt; i++) {
+    while (sp + 1 < sw.starts.size() && sw.starts[sp + 1] <= i) sp++;
+    if (rows[i] && (insn_writes(bpf_form_of(*rows[i]), insns[i]) & kCalleeSaved))
+      sw.writes[sp] = 1;
+  }
+  return sw;
+}
+
+// What no mode runs: legacy packet access, an ld_imm64 the loader did not link, a write of r10.
+absl::Status check_runnable(const bpf_form_desc &f, const bpf_insn &in, size_t i) {
+  if (f.kind == K_PACKET)
+    return insn_error(i, "legacy packet access (BPF_ABS/BPF_IND) is not supported");
+  if (f.kind == K_LD_IMM64 && in.src_reg != BPF_LD_IMM64_PLAIN)
+    return insn_error(i, "ld_imm64 with src_reg " + std::to_string(in.src_reg) + " is not linked");
+  if (((f.flow & WR_DST) && in.dst_reg == BPF_REG_FP) ||
+      ((f.flow & WR_SRC) && in.src_reg == BPF_REG_FP))
+    return insn_error(i, "frame pointer is read only");
+  return absl::OkStatus();
+}
+
+// A helper call's function: the helper table's entry, or an error naming the helper.
+absl::StatusOr<bpf_func_t> link_helper(std::span<const bpf_func_t> helpers, const bpf_insn &in,
+                                       size_t i) {
+  if (in.imm >= 0 && (size_t)in.imm < helpers.size() && helpers[(size_t)in.imm])
+    return helpers[(size_t)in.imm];
+  const char *name = in.imm < 0 ? "unknown" : bpf_func_id_name((u32)in.imm);
+  if (!std::strcmp(name, "unknown")) return insn_error(i, "invalid func unknown#" + std::to_string(in.imm));
+  return insn_error(i, std::string("helper bpf_") + name + "#" + std::to_string(in.imm) +
+                           " is not implemented by the emulator");
+}
+
+// A kfunc call's function: the linked kfunc of the call's (btf_id, fd index).
+absl::StatusOr<bpf_func_t> link_kfunc(std::span<const BpfKfunc> kfuncs, const bpf_insn &in,
+                                      size_t i) {
+  for (const BpfKfunc &k : kfuncs)
+    if (k.btf_id == in.imm && k.btf_fd_idx == in.off) return k.fn;
+  return insn_error(i, "kfunc btf_id " + std::to_string(in.imm) + " (fd_idx " +
+                           std::to_string(in.off) + ") is not linked");
+}
+
+}  // namespace
 
 absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
                                                  const BpfPrepareOpts &opts) {
   const bpf_insn *insns = lp.insns.data();
   const size_t cnt = lp.insns.size();
-  std::string err;
-  size_t bad = 0;
   std::vector<const bpf_opcode_desc *> decoded;
-  std::span<const bpf_opcode_desc *const> rows = lp.rows;
-  if (rows.empty()) {
-    if (!bpf_check_prog_layout(insns, cnt, &err, &bad, BPF_CPU_V4, &decoded))
-      return absl::InvalidArgumentError(err);
-    rows = decoded;
-  } else {
-    // The verifier's decode: its layout check passed on these instructions. What is cheap to
-    // check is checked (one row per instruction, each for that instruction's opcode, the
-    // second slot of an ld_imm64 empty); the rest is the caller's contract.
-    bool match = rows.size() == cnt && cnt > 0;
-    for (size_t i = 0; match && i < cnt; i++) {
-      if (!rows[i] || rows[i]->code != insns[i].code) {
-        match = false;
-        break;
-      }
-      if (bpf_form_of(*rows[i]).slots == 2) {
-        if (i + 1 >= cnt || rows[i + 1]) match = false;
-        i++;
-      }
-    }
-    if (!match) return absl::InvalidArgumentError("decoded rows do not match the program");
-  }
+  std::span<const bpf_opcode_desc *const> rows;
+  if (absl::Status st = prepare_rows(lp, &decoded, &rows); !st.ok()) return st;
 
   const void *const *fast_labels = nullptr;
   const void *const *safe_labels = nullptr;
   const void *const *checked_labels = nullptr;
-  BpfInterp<false, false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
-  BpfInterp<false, true>::run(nullptr, nullptr, nullptr, nullptr, &safe_labels);
-  BpfInterp<true, false>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
-
-  // Subprograms for the fast mode's call/exit forms: a local call's target starts one; each
-  // runs to the next start. Per subprogram, whether any of its own instructions writes r6-r9
-  // (its callees save and restore for themselves). A callback subprogram that no call names
-  // here merges into the one before it, which can only add writes: the choice stays safe.
-  std::vector<u32> starts = {0};
-  for (size_t i = 0; i < cnt; i++)
-    if (rows[i] && rows[i]->id == BPF_OPC_JMP_CALL_LOCAL)
-      starts.push_back((u32)bpf_jump_target(*rows[i], insns[i], i));
-  std::sort(starts.begin(), starts.end());
-  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-  std::vector<u8> sub_writes(starts.size(), 0);
-  auto subprog_of = [&](size_t i) {
-    return (size_t)(std::upper_bound(starts.begin(), starts.end(), (u32)i) - starts.begin()) - 1;
-  };
-  for (size_t i = 0, sp = 0; i < cnt; i++) {
-    while (sp + 1 < starts.size() && starts[sp + 1] <= i) sp++;
-    if (rows[i] && (insn_writes(bpf_form_of(*rows[i]), insns[i]) & kCalleeSaved))
-      sub_writes[sp] = 1;
-  }
+  BpfInterp<false, false, false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
+  BpfInterp<false, true, false>::run(nullptr, nullptr, nullptr, nullptr, &safe_labels);
+  BpfInterp<true, false, false>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
+  const SubprogWrites sw = subprog_writes(insns, cnt, rows);
 
   // The safe mode's analyses, only when it is wanted.
   const bool safe = opts.safe_mode;
-  const bool closed = safe && bpf_subprogs_closed(insns, cnt, rows, starts);
+  const bool closed = safe && bpf_subprogs_closed(insns, cnt, rows, sw.starts);
   const std::vector<u16> ctx_regs = safe ? bpf_ctx_regs(insns, cnt, rows) : std::vector<u16>{};
   std::vector<size_t> ctx_insns;  // instructions with a safe-mode context form
 
@@ -834,44 +928,29 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
   p.ccode_.resize(cnt);
   p.meta_.resize(cnt);
   p.helpers_.assign(lp.helpers.begin(), lp.helpers.end());
-  auto fail = [&](size_t i, const std::string &why) {
-    return absl::InvalidArgumentError(why + " at insn " + std::to_string(i));
-  };
   for (size_t i = 0; i < cnt; i++) {
     const bpf_opcode_desc *d = rows[i];
     const bpf_insn &in = insns[i];
     const bpf_form_desc &f = bpf_form_of(*d);
-    if (f.kind == K_PACKET)
-      return fail(i, "legacy packet access (BPF_ABS/BPF_IND) is not supported");
-    if (f.kind == K_LD_IMM64 && in.src_reg != BPF_LD_IMM64_PLAIN)
-      return fail(i, "ld_imm64 with src_reg " + std::to_string(in.src_reg) + " is not linked");
-    if (((f.flow & WR_DST) && in.dst_reg == BPF_REG_FP) ||
-        ((f.flow & WR_SRC) && in.src_reg == BPF_REG_FP))
-      return fail(i, "frame pointer is read only");
+    if (absl::Status st = check_runnable(f, in, i); !st.ok()) return st;
     bool keeps_r6_r9 = false;
     if (d->id == BPF_OPC_JMP_CALL_LOCAL)
-      keeps_r6_r9 = !sub_writes[subprog_of((size_t)bpf_jump_target(*d, in, i))];
+      keeps_r6_r9 = !sw.writes[sw.of((size_t)bpf_jump_target(*d, in, i))];
     else if (d->id == BPF_OPC_JMP_EXIT)
-      keeps_r6_r9 = !sub_writes[subprog_of(i)];
+      keeps_r6_r9 = !sw.writes[sw.of(i)];
     DInsn di{fast_labels[fast_handler(d->id, in, keeps_r6_r9)], in.imm, in.off, in.dst_reg,
              in.src_reg};
+    bpf_func_t call_fn = nullptr;  // a helper or kfunc call's function, inlined in the fast code
     if (d->id == BPF_OPC_JMP_CALL_HELPER) {
-      if (in.imm < 0 || (size_t)in.imm >= p.helpers_.size() || !p.helpers_[in.imm]) {
-        const char *name = in.imm < 0 ? "unknown" : bpf_func_id_name((u32)in.imm);
-        if (!std::strcmp(name, "unknown"))
-          return fail(i, "invalid func unknown#" + std::to_string(in.imm));
-        return fail(i, std::string("helper bpf_") + name + "#" + std::to_string(in.imm) +
-                           " is not implemented by the emulator");
-      }
+      auto fn = link_helper(p.helpers_, in, i);
+      if (!fn.ok()) return fn.status();
+      call_fn = *fn;
     } else if (d->id == BPF_OPC_JMP_CALL_KFUNC) {
-      bpf_func_t fn = nullptr;
-      for (const BpfKfunc &k : lp.kfuncs)
-        if (k.btf_id == in.imm && k.btf_fd_idx == in.off) fn = k.fn;
-      if (!fn)
-        return fail(i, "kfunc btf_id " + std::to_string(in.imm) + " (fd_idx " +
-                           std::to_string(in.off) + ") is not linked");
+      auto fn = link_kfunc(lp.kfuncs, in, i);
+      if (!fn.ok()) return fn.status();
+      call_fn = *fn;
       di.imm = (s32)p.kfuncs_.size();
-      p.kfuncs_.push_back(fn);
+      p.kfuncs_.push_back(call_fn);
     }
     CheckMeta m{};
     if (f.flow & RD_DST) m.rd |= 1u << in.dst_reg;
@@ -883,10 +962,7 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
     m.id = d->id;
     m.bytes = (u8)bpf_opcode_mem_bytes(*d);
     p.code_[i] = di;
-    if (d->id == BPF_OPC_JMP_CALL_HELPER)
-      set_inline_fn(p.code_[i], p.helpers_[(size_t)in.imm]);
-    else if (d->id == BPF_OPC_JMP_CALL_KFUNC)
-      set_inline_fn(p.code_[i], p.kfuncs_[(size_t)di.imm]);
+    if (call_fn) set_inline_fn(p.code_[i], call_fn);
     // Safe mode: the fast handlers, except the no-save call forms when an unverified program
     // may leave a subprogram by a jump or a fall-through, and r10 forms whose access is not
     // inside the frame.
@@ -924,7 +1000,35 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
 }
 
 u64 BpfExecProg::run_fast(const u64 args[5]) const {
-  return BpfInterp<false, false>::run(this, args, nullptr, nullptr, nullptr);
+  // The one coverage test of a run, outside the interpreter loop.
+  if (unlikely(cov_.hit != nullptr))
+    return BpfInterp<false, false, true>::run(this, args, nullptr, nullptr, nullptr);
+  return BpfInterp<false, false, false>::run(this, args, nullptr, nullptr, nullptr);
+}
+
+void BpfExecProg::set_coverage(const BpfCovArrays &cov) {
+  if (!cov.hit) {
+    cov_ = {};
+    covcode_.clear();
+    return;
+  }
+  const void *const *fast_labels = nullptr;
+  const void *const *cov_labels = nullptr;
+  BpfInterp<false, false, false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
+  BpfInterp<false, false, true>::run(nullptr, nullptr, nullptr, nullptr, &cov_labels);
+  // The fast code with each handler replaced by the coverage loop's handler of the same row
+  // (handlers sharing a label share it in both loops).
+  std::vector<std::pair<const void *, const void *>> map;
+  for (int k = 0; k < (int)BPF_OPC_NR + kFpForms; k++) map.emplace_back(fast_labels[k], cov_labels[k]);
+  std::sort(map.begin(), map.end());
+  covcode_ = code_;
+  for (DInsn &d : covcode_) {
+    if (!d.op) continue;  // the second slot of an ld_imm64
+    auto it = std::lower_bound(map.begin(), map.end(), std::make_pair(d.op, (const void *)nullptr));
+    BUG_ON(it == map.end() || it->first != d.op);
+    d.op = it->second;
+  }
+  cov_ = cov;
 }
 
 BpfRunResult BpfExecProg::run_safe(const BpfCheckedRunOpts &opts) const {
@@ -933,13 +1037,13 @@ BpfRunResult BpfExecProg::run_safe(const BpfCheckedRunOpts &opts) const {
     res.reason = "the program was prepared without the safe mode (BpfPrepareOpts::safe_mode)";
     return res;
   }
-  BpfInterp<false, true>::run(this, opts.args.data(), &opts, &res, nullptr);
+  BpfInterp<false, true, false>::run(this, opts.args.data(), &opts, &res, nullptr);
   return res;
 }
 
 BpfRunResult BpfExecProg::run_checked(const BpfCheckedRunOpts &opts) const {
   BpfRunResult res;
-  BpfInterp<true, false>::run(this, opts.args.data(), &opts, &res, nullptr);
+  BpfInterp<true, false, false>::run(this, opts.args.data(), &opts, &res, nullptr);
   return res;
 }
 

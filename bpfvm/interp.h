@@ -32,6 +32,9 @@
 //        once per run against the first region, and the no-save call forms are used when control
 //        provably stays in each subprogram. Every other access tries the first region (two
 //        compares) before the full check.
+//      - coverage (BpfExecProg::set_coverage()): run_fast() on a separate instantiation of the
+//        fast mode's loop that records each dispatched instruction and each direction taken by a
+//        conditional jump (the policy fuzzer's coverage, bpfvm/coverage.h).
 //
 // Mirrors: kernel/bpf/core.c (___bpf_prog_run(), the interpreter; Linux 6.19)
 // Emulation: the kernel interpreter trusts the verifier entirely; the checked and safe modes
@@ -109,6 +112,16 @@ struct BpfRunResult {
   std::string reason; // why the run faulted (when !ok)
 };
 
+// Where a fast run records coverage (BpfExecProg::set_coverage()): three arrays of at least
+// insn_cnt() bytes, indexed by instruction, each byte set to 1 (relaxed atomic stores: runs on
+// several threads may share them) when the instruction is dispatched (hit), when its conditional
+// jump is taken (taken), when it falls through (fall).
+struct BpfCovArrays {
+  u8 *hit = nullptr;
+  u8 *taken = nullptr;
+  u8 *fall = nullptr;
+};
+
 struct BpfPrepareOpts {
   // Build the safe mode's code and run its analyses (bpfvm/interp_safe.h). Programs a verifier
   // accepted run in the fast and checked modes only and can skip it; run_safe() then fails.
@@ -127,6 +140,12 @@ class BpfExecProg {
     const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
     return run_fast(args);
   }
+  // Coverage: with cov.hit set, run_fast() runs a separate instantiation of the fast mode that
+  // records into cov (see BpfCovArrays); the fast mode's own loop is unchanged, and run_fast()
+  // tests the setting once per run. cov.hit == nullptr turns it off. Not concurrent with runs.
+  // Emulation: the checked and safe modes do not record coverage.
+  void set_coverage(const BpfCovArrays &cov);
+
   // Safe mode: the fast handlers (same speed on loops and calls), with every memory access
   // bounds-checked like the checked mode (stack of the active frames, opts.regions, opts.mem_ok),
   // the call depth limit, and a budget: each taken backward jump is charged the instructions
@@ -177,7 +196,7 @@ class BpfExecProg {
 
  private:
   BpfExecProg() = default;
-  template <bool Checked, bool Safe>
+  template <bool Checked, bool Safe, bool Cov>
   friend struct BpfInterp;
 
   std::vector<DInsn> code_;     // fast-mode handlers
@@ -188,6 +207,8 @@ class BpfExecProg {
   u64 ctx_end_rd_ = 0;  // past the furthest context-form load (offset from the context pointer)
   u64 ctx_end_wr_ = 0;  // past the furthest context-form store
   std::vector<DInsn> ccode_;    // checked-mode handlers
+  std::vector<DInsn> covcode_;  // coverage-mode handlers (set_coverage())
+  BpfCovArrays cov_;
   std::vector<CheckMeta> meta_;
   std::vector<bpf_func_t> helpers_;
   std::vector<bpf_func_t> kfuncs_;  // by call-site kfunc index

@@ -55,11 +55,7 @@ enum CoreKind : u32 {
 
 absl::Status err(const std::string &m) { return absl::InvalidArgumentError(".BTF.ext: " + m); }
 
-u32 rd32(const std::vector<u8> &d, size_t off) {
-	u32 v;
-	std::memcpy(&v, d.data() + off, 4);
-	return v;
-}
+u32 rd32(const std::vector<u8> &d, size_t off) { return btf_ext_rd32(d, off); }
 
 const struct btf_type *skip_mods(const struct btf *btf, u32 id, u32 *out_id) {
 	// typedefs and qualifiers, a bounded number of times (malformed BTF may loop)
@@ -281,25 +277,15 @@ absl::Status patch(std::vector<bpf_insn> &insns, size_t i, u64 orig, u64 val, u3
 
 absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector<bpf_insn> &insns)
 {
-	const elf::Section *ext = ctx.elf.by_name(".BTF.ext");
-	if (!ext || !ctx.btf || !ctx.core_types)
+	if (!ctx.core_types)
 		return absl::OkStatus();
-	const std::vector<u8> &d = ext->data;
-	if (d.size() < 8)
-		return err("truncated header");
-	u16 magic;
-	std::memcpy(&magic, d.data(), 2);
-	if (magic != 0xeB9F)
-		return err("bad magic");
-	const u32 hdr_len = rd32(d, 4);
-	if (hdr_len < 32 || hdr_len > d.size())
-		return absl::OkStatus();  // a header without the core_relo fields
-	const u32 core_off = rd32(d, 24), core_len = rd32(d, 28);
-	if (!core_len)
+	auto part = btf_ext_part(ctx, 24, "core_relo");  // core_relo_off, core_relo_len
+	if (!part.ok())
+		return part.status();
+	if (!part->d)
 		return absl::OkStatus();
-	if ((u64)hdr_len + core_off + core_len > d.size() || core_len < 4)
-		return err("core_relo section out of bounds");
-	const size_t base = hdr_len + core_off, end = base + core_len;
+	const std::vector<u8> &d = *part->d;
+	const size_t base = part->base, end = part->end;
 	const u32 rec_size = rd32(d, base);
 	if (rec_size < sizeof(bpf_core_relo))
 		return err(absl::StrFormat("core_relo record size %u", rec_size));

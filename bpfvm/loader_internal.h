@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "bpfvm/elf_reader.h"
 #include "bpfvm/object.h"
 #include "bpfvm/prog_type.h"
@@ -34,6 +35,19 @@ absl::Status collect_struct_ops(LoadCtx &ctx);    // loader_struct_ops.cc
 
 // CO-RE relocations of section sec applied to its instructions (loader_core.cc), before
 // programs are split and .text is appended.
+// One info part of .BTF.ext (line_info, core_relo): its bytes [base, end) in *d, the first
+// word being the record size. d is null when the object has no .BTF.ext (or no BTF) or its
+// header is too short to hold the part's offset and length at @off_field, or the part is empty.
+struct BtfExtPart {
+	const std::vector<u8> *d = nullptr;
+	size_t base = 0, end = 0;
+};
+absl::StatusOr<BtfExtPart> btf_ext_part(const LoadCtx &ctx, u32 off_field, const char *what);
+u32 btf_ext_rd32(const std::vector<u8> &d, size_t off);
 absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector<bpf_insn> &insns);
+
+// The .BTF.ext line_info records of section sec (loader_btf_ext.cc), in file order, insn_off
+// in instructions from the section's start. Empty without .BTF.ext or records for sec.
+absl::StatusOr<std::vector<bpf_line_info>> section_line_info(const LoadCtx &ctx, const elf::Section &sec);
 
 }  // namespace umemcg::emu::loader

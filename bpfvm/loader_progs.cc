@@ -2,10 +2,11 @@
 // bpfvm/loader_progs.cc: programs from the executable sections, their
 // relocations, and bpf-to-bpf linking: each program gets its own copy of the
 // .text subprograms it reaches, appended after its own code, with call and
-// callback offsets rewritten to the appended copies.
+// callback offsets rewritten to the appended copies, and the .BTF.ext line info
+// of each piece carried to where it landed.
 // Mirrors: tools/lib/bpf/libbpf.c (bpf_object__add_programs,
 //          bpf_program__record_reloc, bpf_object__reloc_code,
-//          bpf_object__relocate_data) (Linux 6.19)
+//          bpf_object__relocate_data, adjust_prog_btf_ext_info) (Linux 6.19)
 // Emulation:
 //  - map and extern references are rewritten to indices into the object's
 //    maps and externs instead of file descriptors and kernel BTF ids; a Reloc
@@ -209,7 +210,8 @@ struct Linker {
 	const std::vector<Func> &text_funcs;
 	const SecRelocs &text_relocs;
 
-	absl::Status link(BpfProgram &p, const SecRelocs &own_relocs);
+	// Links p; chunks receives its own code and each appended subprogram, in program order.
+	absl::Status link(BpfProgram &p, const SecRelocs &own_relocs, std::vector<Chunk> &chunks);
 
 private:
 	absl::StatusOr<u32> place(BpfProgram &p, std::vector<Chunk> &chunks,
@@ -239,9 +241,9 @@ absl::StatusOr<u32> Linker::place(BpfProgram &p, std::vector<Chunk> &chunks,
 				   p.name, t));
 }
 
-absl::Status Linker::link(BpfProgram &p, const SecRelocs &own_relocs)
+absl::Status Linker::link(BpfProgram &p, const SecRelocs &own_relocs, std::vector<Chunk> &chunks)
 {
-	std::vector<Chunk> chunks = {Chunk{false, p.sec_insn_off, 0, p.main_len}};
+	chunks = {Chunk{false, p.sec_insn_off, 0, p.main_len}};
 	absl::flat_hash_map<size_t, u32> placed;  // text function -> base
 	size_t c = 0;
 
@@ -339,6 +341,25 @@ absl::Status Linker::link(BpfProgram &p, const SecRelocs &own_relocs)
 	return absl::OkStatus();
 }
 
+// The line info of a linked program: each chunk's records from its section, shifted to the
+// chunk's place in the program (libbpf's adjust_prog_btf_ext_info). Chunks are in program
+// order and each section's records in file order, so the result is in the order the section
+// gave (check_btf_line in the verifier refuses an unsorted one).
+std::vector<bpf_line_info> program_line_info(const std::vector<Chunk> &chunks,
+					     const std::vector<bpf_line_info> &own,
+					     const std::vector<bpf_line_info> &text)
+{
+	std::vector<bpf_line_info> out;
+	for (const Chunk &ch : chunks)
+		for (const bpf_line_info &li : ch.text ? text : own)
+			if (li.insn_off >= ch.sec_start && li.insn_off - ch.sec_start < ch.len) {
+				bpf_line_info r = li;
+				r.insn_off = li.insn_off - ch.sec_start + ch.base;
+				out.push_back(r);
+			}
+	return out;
+}
+
 }  // namespace
 
 absl::Status collect_programs(LoadCtx &ctx)
@@ -346,6 +367,7 @@ absl::Status collect_programs(LoadCtx &ctx)
 	std::vector<bpf_insn> text;
 	std::vector<Func> text_funcs;
 	SecRelocs text_relocs;
+	std::vector<bpf_line_info> text_linfo;
 
 	if (const elf::Section *t = ctx.elf.by_name(".text");
 	    t && t->type == SHT_PROGBITS && (t->flags & SHF_EXECINSTR))
@@ -367,6 +389,10 @@ absl::Status collect_programs(LoadCtx &ctx)
 		if (!r.ok())
 			return r.status();
 		text_relocs = std::move(*r);
+		absl::StatusOr<std::vector<bpf_line_info>> li = section_line_info(ctx, ts);
+		if (!li.ok())
+			return li.status();
+		text_linfo = std::move(*li);
 	}
 	Linker linker{text, text_funcs, text_relocs};
 
@@ -384,6 +410,9 @@ absl::Status collect_programs(LoadCtx &ctx)
 			section_relocs(ctx, s, insns, static_cast<u32>(text.size()));
 		if (!relocs.ok())
 			return relocs.status();
+		absl::StatusOr<std::vector<bpf_line_info>> linfo = section_line_info(ctx, s);
+		if (!linfo.ok())
+			return linfo.status();
 		// libbpf: a leading '?' turns autoload off and is not part of the section's name.
 		const bool autoload = s.name.empty() || s.name[0] != '?';
 		const std::string sec_name = autoload ? s.name : s.name.substr(1);
@@ -407,8 +436,10 @@ absl::Status collect_programs(LoadCtx &ctx)
 			}
 			if (ctx.obj.program_index(p.name) >= 0)
 				return err(absl::StrFormat("program '%s' defined twice", p.name));
-			if (absl::Status st = linker.link(p, *relocs); !st.ok())
+			std::vector<Chunk> chunks;
+			if (absl::Status st = linker.link(p, *relocs, chunks); !st.ok())
 				return st;
+			p.line_info = program_line_info(chunks, *linfo, text_linfo);
 			ctx.obj.progs.push_back(std::move(p));
 		}
 	}

@@ -108,6 +108,10 @@ struct BpfProgram {
 	std::vector<bpf_insn> insns;
 	std::vector<Subprog> subprogs;
 	std::vector<Reloc> relocs;  // sorted by insn_idx
+	// .BTF.ext line info of insns (insn_off in instructions, as bpf_attr line_info): the
+	// records of the program's own range, then those of each appended subprogram, shifted to
+	// where it was appended (libbpf's adjust_prog_btf_ext_info). Strings are in btf.
+	std::vector<bpf_line_info> line_info;
 	// struct_ops: the type name and member this program implements.
 	std::string st_ops_type;
 	std::string st_ops_member;

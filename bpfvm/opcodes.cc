@@ -16,8 +16,8 @@ using namespace bpf_opc;
 
 namespace {
 constexpr std::array<bpf_opcode_desc, BPF_OPC_NR> kOpcodeTable = {{
-#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic) \
-  {BPF_OPC_##name, (code), (sel), (s32)(selval), (cpu), (groups), (form), (mnemonic), #name},
+#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic, sym) \
+  {BPF_OPC_##name, (code), (sel), (s32)(selval), (cpu), (groups), (form), (mnemonic), (sym), #name},
 #include "bpfvm/opcodes.def"
 #undef BPF_OPCODE
 }};
@@ -56,7 +56,7 @@ const std::array<bpf_form_desc, F_NR> bpf_form_table = kFormTable;
 namespace {
 
 constexpr u8 kRowCode[BPF_OPC_NR] = {
-#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic) (code),
+#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic, sym) (code),
 #include "bpfvm/opcodes.def"
 #undef BPF_OPCODE
 };

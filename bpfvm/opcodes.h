@@ -98,7 +98,7 @@ enum flow : u8 {
 }  // namespace bpf_opc
 
 enum bpf_opc_id : u16 {
-#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic) BPF_OPC_##name,
+#define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic, sym) BPF_OPC_##name,
 #include "bpfvm/opcodes.def"
 #undef BPF_OPCODE
   BPF_OPC_NR
@@ -113,6 +113,7 @@ struct bpf_opcode_desc {
   u16 groups;           // bpf_opc::group bits
   bpf_opc::form form;
   const char *mnemonic; // assembler mnemonic (bpf_conformance syntax)
+  const char *sym;      // operator symbol as the kernel's disassembler prints it ("s/=", "s<")
   const char *name;     // row name, e.g. "ALU64_ADD_K"
 };
 

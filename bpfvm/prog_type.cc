@@ -134,7 +134,8 @@ std::vector<u32> bpf_base_helpers() {
           BPF_FUNC_task_storage_get,    BPF_FUNC_task_storage_delete, BPF_FUNC_loop,
           BPF_FUNC_spin_lock,           BPF_FUNC_spin_unlock,        BPF_FUNC_trace_printk,
           BPF_FUNC_probe_read_kernel,   BPF_FUNC_timer_init,         BPF_FUNC_timer_set_callback,
-          BPF_FUNC_timer_start,         BPF_FUNC_timer_cancel};
+          BPF_FUNC_timer_start,         BPF_FUNC_timer_cancel,       BPF_FUNC_strtol,
+          BPF_FUNC_strtoul};
 }
 
 std::vector<u32> bpf_tracing_helpers() {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "bpfvm/bpf_async.h"
 #include "bpfvm/btf_util.h"
+#include "bpfvm/coverage.h"
 #include "bpfvm/helpers_impl.h"
 #include "bpfvm/loader.h"
 #include "bpfvm/object_dump.h"
@@ -249,6 +250,7 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
   auto exec = BpfExecProg::prepare({insns, bpf_helper_table(), p.kfuncs_}, popts);
   if (!exec.ok()) return absl::InvalidArgumentError(who + ": " + std::string(exec.status().message()));
   p.exec_ = std::make_unique<BpfExecProg>(std::move(*exec));
+  bpf_coverage_attach(*p.exec_, p.name(), insns, 0);  // (a no-op unless coverage is on)
   for (BpfCallback &cb : p.callbacks_) {
     // Trampoline: "call <target>; exit" in front of the program (relative offsets unchanged).
     std::vector<bpf_insn> t(2);
@@ -262,6 +264,7 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
       return absl::InvalidArgumentError(who + ": callback " + cb.name + ": " +
                                         std::string(ce.status().message()));
     cb.exec = std::make_unique<BpfExecProg>(std::move(*ce));
+    bpf_coverage_attach(*cb.exec, p.name(), insns, t.size() - insns.size());
   }
   return absl::OkStatus();
 }

@@ -32,6 +32,8 @@
 #include "bpfvm/prog_type.h"
 #include "shim/types.h"
 
+struct btf;
+
 namespace umemcg::emu {
 struct KfuncDesc;
 class ProgTypeRegistry;
@@ -58,6 +60,9 @@ struct bpf_verifier_map {
   s32 wq_off = -1;
   // Offset of the struct bpf_timer in the value, -1 if none.
   s32 timer_off = -1;
+  // A map of maps: the template of its inner maps (kernel: inner_map_meta), which a lookup's
+  // non-NULL result points to. nullptr for other maps.
+  const bpf_verifier_map *inner_map = nullptr;
 };
 
 // Log verbosity (BPF_LOG_LEVEL1 / BPF_LOG_LEVEL2 / BPF_LOG_STATS).
@@ -79,11 +84,29 @@ struct bpf_verifier_opts {
   bool strict_alignment = false;   // BPF_F_STRICT_ALIGNMENT
   bool allow_ptr_leaks = false;    // see the Emulation note above
   bool allow_uninit_stack = false;
+  // The CPU count bpf_get_smp_processor_id() is below (the kernel's nr_cpu_ids). 0: NR_CPUS.
+  // Emulation: the default is the compile-time bound, not the running machine's count: a
+  //   verified program may run on any machine this process boots.
+  u32 nr_cpu_ids = 0;
   // When set, receives the opcode-table row of every instruction (nullptr for the second slot
   // of an ld_imm64) once the layout check passes, whatever the verdict after it, and is left
   // empty when the layout check fails. BpfLinkedProg::rows takes it, so that preparing the
   // program for the interpreter does not decode it again.
   std::vector<const bpf_opcode_desc *> *decoded = nullptr;
+  // Programs from an object file: the ld_imm64 slots whose map reference the loader relocated,
+  // sorted. With maps_by_reloc set, a BPF_PSEUDO_MAP_FD or BPF_PSEUDO_MAP_VALUE ld_imm64
+  // anywhere else holds a raw file descriptor of the loading process (bytes the author wrote),
+  // which the kernel resolves with fdget and refuses when it is not a map.
+  // Emulation: no file descriptor of this process is a map, so every such fd is refused.
+  bool maps_by_reloc = false;
+  std::vector<u32> map_reloc_insns;
+  // The program's line info (bpf_attr line_info: insn_off in instructions) and the BTF its
+  // string offsets point into (kernel: prog->aux->btf). check_btf_line() refuses a record out
+  // of order, out of the program, on the second slot of an ld_imm64 or naming no string, and a
+  // subprogram without a record at its first instruction. The log prints "; <source line> @
+  // <file>:<line>" before the first instruction each record covers. Empty: no source lines.
+  std::span<const bpf_line_info> line_info;
+  const struct btf *btf = nullptr;
 };
 
 struct bpf_verifier_result {

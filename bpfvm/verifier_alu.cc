@@ -333,6 +333,11 @@ int adjust_ptr_min_max_vals(bpf_verifier_env &env, const bpf_insn &insn, u8 op,
   }
   if (int err = check_reg_sane_offset(env, off_reg, ptr.type)) return err;
   if (int err = check_reg_sane_offset(env, ptr, ptr.type)) return err;
+  if (op == BPF_SUB && base_type(ptr.type) == PTR_TO_STACK) {
+    // The kernel refuses it whatever the value (JITs may not handle it).
+    env.verbose_err("R%u subtraction from stack pointer prohibited", dreg);
+    return -EACCES;
+  }
 
   bpf_reg_state res = ptr;
   if (tnum_is_const(off_reg.var_off)) {
@@ -394,6 +399,8 @@ int check_reg_arg(bpf_verifier_env &env, u32 regno, reg_arg_type t) {
     return -EINVAL;
   }
   bpf_reg_state &reg = env.cur->cur().regs[regno];
+  // Read or written, the register is in the log's state after the instruction.
+  env.scratched_regs |= 1u << regno;
   if (t == SRC_OP) {
     if (reg.type == NOT_INIT) {
       env.verbose_err("R%u !read_ok", regno);
@@ -405,7 +412,6 @@ int check_reg_arg(bpf_verifier_env &env, u32 regno, reg_arg_type t) {
     env.verbose_err("frame pointer is read only");
     return -EACCES;
   }
-  env.scratched_regs |= 1u << regno;
   if (t == DST_OP) __mark_reg_unknown(reg);
   return 0;
 }
@@ -451,20 +457,27 @@ int check_alu_op(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opcode_d
       return 0;
     }
     if (is_pointer(src)) {
-      if (insn.off) {
-        env.verbose_err("R%u sign-extension part of pointer", insn.src_reg);
-        return -EACCES;
-      }
       if (!env.opts.allow_ptr_leaks) {
-        env.verbose_err("R%u partial copy of pointer", insn.src_reg);
+        if (insn.off)
+          env.verbose_err("R%u sign-extension part of pointer", insn.src_reg);
+        else
+          env.verbose_err("R%u partial copy of pointer", insn.src_reg);
         return -EACCES;
       }
+      // A loader allowed to leak pointers gets an unknown scalar.
       __mark_reg_unknown(dst);
-      zext_32_to_64(dst);
+      if (alu32) zext_32_to_64(dst);
       return 0;
     }
+    // The copy equals its source when the source fits the width kept (no sign extension, or
+    // no high half lost): the two are then linked as a full copy is.
+    const u64 umax = src.umax_value;
+    const bool same_value = insn.off ? umax < (1ull << (insn.off - 1))
+                                     : umax <= 0xffffffffull;
+    if (same_value && src.type == SCALAR_VALUE && !tnum_is_const(src.var_off) && !src.id)
+      src.id = env.new_id();
     dst = src;
-    dst.id = 0;
+    if (!same_value) dst.id = 0;
     if (insn.off) coerce_reg_to_size_sx(dst, insn.off / 8);
     if (alu32) coerce_reg_to_size(dst, 4);
     return 0;
@@ -481,8 +494,13 @@ int check_alu_op(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opcode_d
 
   if (d.form == bpf_opc::F_NEG || d.form == bpf_opc::F_END) {
     if (is_pointer(dst)) {
-      env.verbose_err("R%u pointer arithmetic prohibited", insn.dst_reg);
-      return -EACCES;
+      if (!env.opts.allow_ptr_leaks) {
+        env.verbose_err("R%u pointer arithmetic prohibited", insn.dst_reg);
+        return -EACCES;
+      }
+      // A loader allowed to leak pointers gets an unknown scalar.
+      __mark_reg_unknown(dst);
+      return 0;
     }
     const bool cnst = alu32 && d.form == bpf_opc::F_NEG ? tnum_subreg_is_const(dst.var_off)
                                                         : tnum_is_const(dst.var_off);

@@ -23,6 +23,7 @@
 #include "bpfvm/kfunc.h"
 #include "bpfvm/prog_type.h"
 #include "bpfvm/verifier_state.h"
+#include "shim/smp.h"
 
 namespace umemcg {
 
@@ -38,6 +39,8 @@ struct call_meta {
   bool has_callback_ctx = false;
   bool spin_lock_arg = false;
   u32 spin_lock_id = 0;
+  // The lookup's key, when it is a known constant (get_constant_map_key()); -1 otherwise.
+  s64 const_map_key = -1;
 };
 
 std::string helper_name(u32 func_id) { return std::string("bpf_") + bpf_func_id_name(func_id); }
@@ -73,8 +76,9 @@ int check_mem_size_reg(bpf_verifier_env &env, u32 size_regno, bool zero_size_all
     return -EACCES;
   }
   const bpf_reg_state &mem = env.cur->cur().regs[size_regno - 1];
+  // A zero-byte access through NULL is allowed whatever the pointer type; through a pointer,
+  // its bounds are still checked.
   if (register_is_null(mem) && reg.umax_value == 0) return 0;
-  if (reg.umax_value == 0) return 0;
   return check_helper_mem_access(env, size_regno - 1, reg.umax_value, t, zero_size_allowed);
 }
 
@@ -97,15 +101,16 @@ bool is_mem_like(const bpf_reg_state &reg) {
   }
 }
 
-// The kernel's mem_types: what a helper's memory, map-key and map-value arguments accept. A
-// context pointer is among them; check_helper_mem_access() then allows it only for program types
-// whose context has no fixed layout (SYSCALL), checking the access against the context size.
-// Emulation: no packet or buffer pointers exist here; the message lists the kernel's set.
+// The kernel's mem_types: what a helper's memory, map-key and map-value arguments accept.
+// Emulation: a context pointer is accepted too; check_helper_mem_access() then allows it only
+// for program types whose context has no fixed layout (SYSCALL), checking the access against
+// the context size. No packet or buffer pointers exist here. The message lists the kernel's set
+// (which has no ctx).
 bool is_helper_mem_type(const bpf_reg_state &reg) {
   return is_mem_like(reg) || reg.type == PTR_TO_CTX;
 }
 constexpr const char *kMemTypesExpected =
-    "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_, ctx";
+    "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_";
 
 // Does a handle to `have` at offset `off` point to a `want`? Follows embedded first members and
 // fields (btf_struct_ids_match()).
@@ -170,6 +175,167 @@ int push_async_callback(bpf_verifier_env &env, u32 subprog, u32 insn_idx,
   return 0;
 }
 
+// ARG_CONST_MAP_PTR: the map the later map key/value arguments are checked against.
+int check_map_ptr_arg(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
+                      const bpf_func_proto &fn, call_meta &meta) {
+  if (reg.type != CONST_PTR_TO_MAP) return type_mismatch(env, regno, reg, "map_ptr");
+  // bpf_timer_init(timer, map): the map holding the timer. Emulation: no map-in-map, so
+  // every map_uid is 0.
+  if (meta.map && meta.map != reg.map_ptr) {
+    env.verbose_err("timer pointer in R1 map_uid=0 doesn't match map pointer in R%u map_uid=0",
+                    regno);
+    return -EINVAL;
+  }
+  meta.map = reg.map_ptr;
+  meta.map_idx = reg.map_idx;
+  if (!bpf_map_func_compatible(reg.map_ptr->map_type, fn.func_id)) {
+    env.verbose_err("cannot pass map_type %u into func %s#%u", reg.map_ptr->map_type, fn.name,
+                    fn.func_id);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+// ARG_PTR_TO_MAP_KEY, ARG_PTR_TO_MAP_VALUE: memory of the map's key or value size.
+int check_map_kv_arg(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg, u32 base,
+                     const call_meta &meta) {
+  if (!is_helper_mem_type(reg)) return type_mismatch(env, regno, reg, kMemTypesExpected);
+  if (!meta.map) {
+    env.verbose_err("invalid map_ptr to access map->%s", base == ARG_PTR_TO_MAP_KEY ? "key" : "value");
+    return -EACCES;
+  }
+  const u32 sz = base == ARG_PTR_TO_MAP_KEY ? meta.map->key_size : meta.map->value_size;
+  return check_helper_mem_access(env, regno, sz, BPF_READ, false);
+}
+
+// ARG_PTR_TO_MEM | MEM_RINGBUF: a ring buffer record, released by the call.
+int check_ringbuf_mem_arg(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
+                          call_meta &meta) {
+  if (reg.type != (PTR_TO_MEM | MEM_RINGBUF)) return type_mismatch(env, regno, reg, "ringbuf_mem");
+  if (reg.off || !tnum_equals_const(reg.var_off, 0)) {
+    env.verbose_err("R%u must have zero offset when passed to release func or trusted arg to kfunc", regno);
+    return -EACCES;
+  }
+  if (!reg.ref_obj_id) {
+    env.verbose_err("R%u must be referenced when passed to release function", regno);
+    return -EINVAL;
+  }
+  meta.release_ref = reg.ref_obj_id;
+  return 0;
+}
+
+// ARG_PTR_TO_MEM: memory whose size is the next argument's, or the prototype's fixed size.
+int check_mem_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_proto &fn,
+                  call_meta &meta) {
+  const u32 regno = arg + 1;
+  const bpf_reg_state &reg = env.cur->cur().regs[regno];
+  if (arg_type & MEM_RINGBUF) return check_ringbuf_mem_arg(env, regno, reg, meta);
+  if (!is_helper_mem_type(reg)) return type_mismatch(env, regno, reg, kMemTypesExpected);
+  if (!(arg_type & MEM_FIXED_SIZE)) return 0;  // the size argument checks the access
+  // No size argument: the prototype's size, checked here.
+  const u32 size = fn.arg_size[arg];
+  if (int err = check_helper_mem_access(env, regno, size,
+                                        (arg_type & MEM_WRITE) ? BPF_WRITE : BPF_READ, false))
+    return err;
+  if (arg_type & MEM_ALIGNED)
+    return check_ptr_alignment(env, env.cur->cur().regs[regno], 0, (int)size, true);
+  return 0;
+}
+
+// process_spin_lock(): the map value's bpf_spin_lock, at its constant offset.
+int process_spin_lock(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
+                      call_meta &meta) {
+  if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
+  if (!tnum_is_const(reg.var_off)) {
+    env.verbose_err("R%u doesn't have constant offset. bpf_spin_lock has to be at the constant offset",
+                    regno);
+    return -EINVAL;
+  }
+  if (reg.map_ptr->spin_lock_off < 0) {
+    env.verbose_err("map '%s' has no valid bpf_spin_lock", reg.map_ptr->name.c_str());
+    return -EINVAL;
+  }
+  const s64 off = (s64)reg.var_off.value + reg.off;
+  if (off != reg.map_ptr->spin_lock_off) {
+    env.verbose_err("off %lld doesn't point to 'struct bpf_spin_lock' that is at %d",
+                    (long long)off, reg.map_ptr->spin_lock_off);
+    return -EINVAL;
+  }
+  meta.spin_lock_arg = true;
+  meta.map = reg.map_ptr;
+  meta.spin_lock_id = reg.id;
+  return 0;
+}
+
+// ARG_PTR_TO_BTF_ID: a trusted (or referenced) pointer to the prototype's struct.
+int check_btf_id_arg(bpf_verifier_env &env, u32 arg, const bpf_reg_state &reg,
+                     const bpf_func_proto &fn) {
+  const u32 regno = arg + 1;
+  const char *want = fn.arg_btf_name[arg];
+  if (base_type(reg.type) != PTR_TO_BTF_ID) return type_mismatch(env, regno, reg, "ptr_");
+  if (type_may_be_null(reg.type)) {
+    env.verbose_err("Possibly NULL pointer passed to helper arg%u", regno);
+    return -EACCES;
+  }
+  if (!((reg.type & (PTR_TRUSTED | MEM_RCU)) || reg.ref_obj_id) || (reg.type & PTR_UNTRUSTED)) {
+    env.verbose_err("R%u must be referenced or trusted", regno);
+    return -EACCES;
+  }
+  if (!want || !btf_struct_ids_match(env, reg.btf_name, reg.off, want)) {
+    env.verbose_err("R%u is of type %s but %s is expected", regno,
+                    reg.btf_name ? reg.btf_name : "?", want ? want : "?");
+    return -EACCES;
+  }
+  return 0;
+}
+
+// process_timer_func(): the map value's bpf_timer.
+int process_timer_func(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
+                       call_meta &meta) {
+  if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
+  if (int err = check_map_field_pointer(env, regno, "bpf_timer", reg.map_ptr->timer_off))
+    return err;
+  meta.map = reg.map_ptr;
+  meta.map_idx = reg.map_idx;
+  return 0;
+}
+
+// get_constant_map_key(): the value of the key_size bytes the stack pointer `key` points to
+// when they are known: all STACK_ZERO, or a spilled constant scalar of exactly key_size bytes.
+// -1 otherwise.
+// Emulation: the kernel marks a spilled constant precise from here (mark_chain_precision);
+//   precision here is static, and the key's slots are precise only where the call's r2 is
+//   fp plus a constant set just before it (bpf_static_reg_value(), compute_precise_registers()).
+//   A spilled constant key reached otherwise (a pointer into a caller's frame, a key address
+//   set on several paths) is not used: the result stays maybe-NULL.
+s64 get_constant_map_key(bpf_verifier_env &env, const bpf_reg_state &key, u32 key_size) {
+  if (key.type != PTR_TO_STACK || !tnum_is_const(key.var_off) || key_size == 0 ||
+      key_size > BPF_REG_SIZE)
+    return -1;
+  const s64 stack_off = key.off + (s64)key.var_off.value;
+  if (stack_off >= 0) return -1;
+  bpf_func_state &f = env.cur->frame[key.frameno];
+  const size_t spi = (size_t)((-stack_off - 1) / BPF_REG_SIZE);
+  if (spi >= f.stack.size()) return -1;
+  const bpf_stack_state &s = f.stack[spi];
+  // The key's first byte in the slot; the key reaches toward the slot's top.
+  const int idx = (int)(stack_off + (s64)(spi + 1) * BPF_REG_SIZE);
+  u32 zero_size = 0;
+  for (int i = idx; i < BPF_REG_SIZE && s.slot_type[i] == STACK_ZERO; i++) zero_size++;
+  if (zero_size >= key_size) return 0;
+  if (s.slot_type[0] != STACK_SPILL || s.spilled_ptr.type != SCALAR_VALUE) return -1;
+  u32 spill_size = 0;
+  for (int i = idx; i < BPF_REG_SIZE && s.slot_type[i] == STACK_SPILL; i++) spill_size++;
+  if (spill_size != key_size || !tnum_is_const(s.spilled_ptr.var_off)) return -1;
+  const bpf_static_reg at = bpf_static_reg_value(env, env.cur->insn_idx, BPF_REG_2);
+  if (key.frameno != env.cur->curframe() || at.kind != bpf_static_reg::fp_plus ||
+      at.off != stack_off)
+    return -1;
+  return (s64)s.spilled_ptr.var_off.value;
+}
+
+// check_func_arg(): helper argument @arg (register arg + 1) against its prototype's type;
+// what later arguments and the call need goes into @meta.
 int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_proto &fn,
                    call_meta &meta) {
   const u32 regno = arg + 1;
@@ -192,48 +358,16 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
 
   switch (base) {
     case ARG_CONST_MAP_PTR:
-      if (reg.type != CONST_PTR_TO_MAP) return type_mismatch(env, regno, reg, "map_ptr");
-      // bpf_timer_init(timer, map): the map holding the timer. Emulation: no map-in-map, so
-      // every map_uid is 0.
-      if (meta.map && meta.map != reg.map_ptr) {
-        env.verbose_err("timer pointer in R1 map_uid=0 doesn't match map pointer in R%u map_uid=0",
-                        regno);
-        return -EINVAL;
-      }
-      meta.map = reg.map_ptr;
-      meta.map_idx = reg.map_idx;
-      if (!bpf_map_func_compatible(reg.map_ptr->map_type, fn.func_id)) {
-        env.verbose_err("cannot pass map_type %u into func %s#%u", reg.map_ptr->map_type,
-                        fn.name, fn.func_id);
-        return -EINVAL;
-      }
-      return 0;
+      return check_map_ptr_arg(env, regno, reg, fn, meta);
     case ARG_PTR_TO_MAP_KEY:
-    case ARG_PTR_TO_MAP_VALUE: {
-      if (!is_helper_mem_type(reg)) return type_mismatch(env, regno, reg, kMemTypesExpected);
-      if (!meta.map) {
-        env.verbose_err("invalid map_ptr to access map->%s", base == ARG_PTR_TO_MAP_KEY ? "key" : "value");
-        return -EACCES;
-      }
-      const u32 sz = base == ARG_PTR_TO_MAP_KEY ? meta.map->key_size : meta.map->value_size;
-      return check_helper_mem_access(env, regno, sz, BPF_READ, false);
-    }
+      if (int err = check_map_kv_arg(env, regno, reg, base, meta)) return err;
+      if (can_elide_value_nullness(*meta.map))
+        meta.const_map_key = get_constant_map_key(env, reg, meta.map->key_size);
+      return 0;
+    case ARG_PTR_TO_MAP_VALUE:
+      return check_map_kv_arg(env, regno, reg, base, meta);
     case ARG_PTR_TO_MEM:
-      if (arg_type & MEM_RINGBUF) {
-        if (reg.type != (PTR_TO_MEM | MEM_RINGBUF)) return type_mismatch(env, regno, reg, "ringbuf_mem");
-        if (reg.off || !tnum_equals_const(reg.var_off, 0)) {
-          env.verbose_err("R%u must have zero offset when passed to release func", regno);
-          return -EACCES;
-        }
-        if (!reg.ref_obj_id) {
-          env.verbose_err("R%u must be referenced when passed to release function", regno);
-          return -EINVAL;
-        }
-        meta.release_ref = reg.ref_obj_id;
-        return 0;
-      }
-      if (!is_helper_mem_type(reg)) return type_mismatch(env, regno, reg, kMemTypesExpected);
-      return 0;  // the size argument checks the access
+      return check_mem_arg(env, arg, arg_type, fn, meta);
     case ARG_CONST_SIZE:
     case ARG_CONST_SIZE_OR_ZERO: {
       const u32 prev = fn.arg_type[arg - 1];
@@ -249,59 +383,21 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
       return 0;
     case ARG_PTR_TO_CTX:
       if (reg.type != PTR_TO_CTX) return type_mismatch(env, regno, reg, "ctx");
+      if (reg.off < 0) {
+        env.verbose_err("negative offset ctx ptr R%u off=%d disallowed", regno, reg.off);
+        return -EACCES;
+      }
       if (reg.off || !tnum_equals_const(reg.var_off, 0)) {
         env.verbose_err("dereference of modified ctx ptr R%u off=%d disallowed", regno, reg.off);
         return -EACCES;
       }
       return 0;
-    case ARG_PTR_TO_SPIN_LOCK: {
-      if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
-      if (!tnum_is_const(reg.var_off)) {
-        env.verbose_err("R%u doesn't have constant offset. bpf_spin_lock has to be at the constant offset",
-                        regno);
-        return -EINVAL;
-      }
-      if (reg.map_ptr->spin_lock_off < 0) {
-        env.verbose_err("map '%s' has no valid bpf_spin_lock", reg.map_ptr->name.c_str());
-        return -EINVAL;
-      }
-      const s64 off = (s64)reg.var_off.value + reg.off;
-      if (off != reg.map_ptr->spin_lock_off) {
-        env.verbose_err("off %lld doesn't point to 'struct bpf_spin_lock' that is at %d",
-                        (long long)off, reg.map_ptr->spin_lock_off);
-        return -EINVAL;
-      }
-      meta.spin_lock_arg = true;
-      meta.map = reg.map_ptr;
-      meta.spin_lock_id = reg.id;
-      return 0;
-    }
-    case ARG_PTR_TO_BTF_ID: {
-      const char *want = fn.arg_btf_name[arg];
-      if (base_type(reg.type) != PTR_TO_BTF_ID) return type_mismatch(env, regno, reg, "ptr_");
-      if (type_may_be_null(reg.type)) {
-        env.verbose_err("Possibly NULL pointer passed to helper arg%u", regno);
-        return -EACCES;
-      }
-      if (!((reg.type & (PTR_TRUSTED | MEM_RCU)) || reg.ref_obj_id) || (reg.type & PTR_UNTRUSTED)) {
-        env.verbose_err("R%u must be referenced or trusted", regno);
-        return -EACCES;
-      }
-      if (!want || !btf_struct_ids_match(env, reg.btf_name, reg.off, want)) {
-        env.verbose_err("R%u is of type %s but %s is expected", regno,
-                        reg.btf_name ? reg.btf_name : "?", want ? want : "?");
-        return -EACCES;
-      }
-      return 0;
-    }
+    case ARG_PTR_TO_SPIN_LOCK:
+      return process_spin_lock(env, regno, reg, meta);
+    case ARG_PTR_TO_BTF_ID:
+      return check_btf_id_arg(env, arg, reg, fn);
     case ARG_PTR_TO_TIMER:
-      // process_timer_func()
-      if (reg.type != PTR_TO_MAP_VALUE) return type_mismatch(env, regno, reg, "map_value");
-      if (int err = check_map_field_pointer(env, regno, "bpf_timer", reg.map_ptr->timer_off))
-        return err;
-      meta.map = reg.map_ptr;
-      meta.map_idx = reg.map_idx;
-      return 0;
+      return process_timer_func(env, regno, reg, meta);
     case ARG_PTR_TO_FUNC:
       if (reg.type != PTR_TO_FUNC) return type_mismatch(env, regno, reg, "func");
       meta.subprogno = (int)reg.subprogno;
@@ -435,6 +531,15 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
   switch (fn->ret_type) {
     case RET_INTEGER:
       __mark_reg_unknown(r0);
+      // do_refine_retval_range(): the CPU number is below the CPU count.
+      if (func_id == BPF_FUNC_get_smp_processor_id) {
+        const u32 ncpus = env.opts.nr_cpu_ids ? env.opts.nr_cpu_ids : (u32)NR_CPUS;
+        r0.umin_value = r0.u32_min_value = 0;
+        r0.smin_value = r0.s32_min_value = 0;
+        r0.umax_value = r0.u32_max_value = ncpus - 1;
+        r0.smax_value = r0.s32_max_value = (s32)(ncpus - 1);
+        reg_bounds_sync(r0);
+      }
       break;
     case RET_VOID:
       mark_reg_not_init(r0);
@@ -444,10 +549,18 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
         env.verbose_err("kernel subsystem misconfigured verifier");
         return -EINVAL;
       }
-      mark_reg_ptr(r0, PTR_TO_MAP_VALUE | PTR_MAYBE_NULL);
+      // A constant key inside an array: the value exists (kernel 6.14+).
+      if (func_id == BPF_FUNC_map_lookup_elem && can_elide_value_nullness(*meta.map) &&
+          meta.const_map_key >= 0 && meta.const_map_key < (s64)meta.map->max_entries) {
+        mark_reg_ptr(r0, PTR_TO_MAP_VALUE);
+        // A value holding a lock takes an id of its own (the lock's identity).
+        if (meta.map->spin_lock_off >= 0) r0.id = env.new_id();
+      } else {
+        mark_reg_ptr(r0, PTR_TO_MAP_VALUE | PTR_MAYBE_NULL);
+        r0.id = env.new_id();
+      }
       r0.map_ptr = meta.map;
       r0.map_idx = meta.map_idx;
-      r0.id = env.new_id();
       break;
     case RET_PTR_TO_BTF_ID_TRUSTED:
       // A kernel object that stays valid for the whole run (the current task).
@@ -457,6 +570,9 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
     case RET_PTR_TO_RINGBUF_MEM_OR_NULL: {
       mark_reg_ptr(r0, PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL);
       r0.mem_size = (u32)std::min<u64>(meta.mem_size, UINT_MAX);
+      // As the kernel: a may-be-NULL result takes an id, then the reference takes the next one
+      // and replaces it (the ids the log prints are the kernel's).
+      (void)env.new_id();
       const u32 ref = acquire_reference_state(env, idx, bpf_ref_kind::ringbuf);
       r0.id = ref;
       r0.ref_obj_id = ref;
@@ -475,7 +591,21 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
   return 0;
 }
 
-int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) {
+namespace {
+
+// What the arguments of a kfunc call hand to the call (kernel: struct bpf_kfunc_call_arg_meta).
+struct kfunc_call_meta {
+  u32 release_ref = 0;  // the reference a KF_RELEASE kfunc releases
+  // The map of a struct bpf_wq argument, and the callback subprogram (kernel: meta.map.ptr,
+  // meta.subprogno).
+  const bpf_verifier_map *wq_map = nullptr;
+  int subprogno = -1;
+};
+
+// The checks of a kfunc call before its arguments (kernel: fetch_kfunc_meta() and the start of
+// check_kfunc_call()): a registered kfunc that the program type, the program's sleepability
+// and its lock state allow.
+int check_kfunc_allowed(bpf_verifier_env &env, const bpf_insn &insn, const emu::KfuncDesc **out) {
   const s32 k = insn.imm;
   if (insn.off) {
     env.verbose_err("kfunc call with a module BTF fd index (off=%d) is not supported", insn.off);
@@ -507,18 +637,86 @@ int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) 
     env.verbose_err("function calls are not allowed while holding a lock");
     return -EINVAL;
   }
-  u32 release_ref = 0;
-  // The map of a struct bpf_wq argument, and the callback subprogram (kernel: meta.map.ptr,
-  // meta.subprogno).
-  const bpf_verifier_map *wq_map = nullptr;
-  int subprogno = -1;
+  *out = kf;
+  return 0;
+}
+
+// process_kf_arg_ptr_to_btf_id(): argument @i, a trusted (or, for KF_RCU, RCU-protected)
+// pointer to the argument's struct; the first argument of a KF_RELEASE kfunc is the reference
+// the call releases.
+int check_kfunc_arg_btf_id(bpf_verifier_env &env, const emu::KfuncDesc &kf, size_t i,
+                           const bpf_reg_state &reg, kfunc_call_meta &meta) {
+  const u32 regno = (u32)i + 1;
+  const emu::KfuncArg &a = kf.args[i];
+  const char *name = kf.name.c_str();
+  if (a.nullable && register_is_null(reg)) return 0;
+  if (base_type(reg.type) != PTR_TO_BTF_ID) {
+    env.verbose_err("arg#%zu expected pointer to STRUCT %s but R%u is %s", i,
+                    a.struct_name.c_str(), regno, reg_type_name(reg.type).c_str());
+    return -EACCES;
+  }
+  if (type_may_be_null(reg.type)) {
+    env.verbose_err("Possibly NULL pointer passed to trusted arg%zu", i);
+    return -EACCES;
+  }
+  const bool trusted = ((reg.type & PTR_TRUSTED) || reg.ref_obj_id) && !(reg.type & PTR_UNTRUSTED);
+  const bool rcu = (reg.type & MEM_RCU) && !(reg.type & PTR_UNTRUSTED);
+  if (kf.has(KF_RCU) && !trusted && !rcu) {
+    env.verbose_err("R%u must be a rcu pointer", regno);
+    return -EACCES;
+  }
+  if (!kf.has(KF_RCU) && !trusted) {
+    env.verbose_err("R%u must be referenced or trusted", regno);
+    return -EACCES;
+  }
+  if (!tnum_equals_const(reg.var_off, 0) ||
+      !btf_struct_ids_match(env, reg.btf_name, reg.off, a.struct_name)) {
+    env.verbose_err("kernel function %s args#%zu expected pointer to STRUCT %s but R%u has a pointer to STRUCT %s",
+                    name, i, a.struct_name.c_str(), regno, reg.btf_name ? reg.btf_name : "?");
+    return -EACCES;
+  }
+  if (i == 0 && kf.has(KF_RELEASE)) {
+    if (!reg.ref_obj_id) {
+      env.verbose_err("release kernel function %s expects refcounted PTR_TO_BTF_ID", name);
+      return -EINVAL;
+    }
+    if (reg.off) {
+      env.verbose_err("R%u must have zero offset when passed to release func or trusted arg to kfunc", regno);
+      return -EINVAL;
+    }
+    meta.release_ref = reg.ref_obj_id;
+  }
+  return 0;
+}
+
+// Argument @i, memory the kfunc reads (and, unless read-only, may write), whose size is
+// another argument's.
+int check_kfunc_arg_mem(bpf_verifier_env &env, const emu::KfuncArg &a, size_t i,
+                        const bpf_reg_state &reg) {
+  if (!is_mem_like(reg)) {
+    env.verbose_err("arg#%zu expected pointer to memory but R%zu is %s", i, i + 1,
+                    reg_type_name(reg.type).c_str());
+    return -EACCES;
+  }
+  const u32 size_regno = (u32)a.size_arg + 1;
+  if (int err = check_reg_arg(env, size_regno, SRC_OP)) return err;
+  // Read (it must be initialised), then possibly written by the kfunc.
+  if (int err = check_mem_size_reg(env, size_regno, true, BPF_READ)) return err;
+  if (base_type(reg.type) != PTR_TO_MEM || !(reg.type & MEM_RDONLY))
+    if (int err = check_mem_size_reg(env, size_regno, true, BPF_WRITE)) return err;
+  return 0;
+}
+
+// check_kfunc_args(): every argument of the call against the kfunc's prototype.
+int check_kfunc_args(bpf_verifier_env &env, const emu::KfuncDesc &kf, kfunc_call_meta &meta) {
   bpf_func_state &f = env.cur->cur();
-  for (size_t i = 0; i < kf->args.size(); i++) {
+  for (size_t i = 0; i < kf.args.size(); i++) {
     const u32 regno = (u32)i + 1;
-    const emu::KfuncArg &a = kf->args[i];
+    const emu::KfuncArg &a = kf.args[i];
     if (a.kind == emu::KfuncArgKind::kIgnored) continue;  // not even read
     if (int err = check_reg_arg(env, regno, SRC_OP)) return err;
     const bpf_reg_state &reg = f.regs[regno];
+    int err = 0;
     switch (a.kind) {
       case emu::KfuncArgKind::kScalar:
       case emu::KfuncArgKind::kMemSize:
@@ -527,65 +725,17 @@ int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) 
           return -EACCES;
         }
         break;
-      case emu::KfuncArgKind::kPtrToStruct: {
-        if (a.nullable && register_is_null(reg)) break;
-        if (base_type(reg.type) != PTR_TO_BTF_ID) {
-          env.verbose_err("arg#%zu expected pointer to STRUCT %s but R%u is %s", i,
-                          a.struct_name.c_str(), regno, reg_type_name(reg.type).c_str());
-          return -EACCES;
-        }
-        if (type_may_be_null(reg.type)) {
-          env.verbose_err("Possibly NULL pointer passed to trusted arg%zu", i);
-          return -EACCES;
-        }
-        const bool trusted = ((reg.type & PTR_TRUSTED) || reg.ref_obj_id) && !(reg.type & PTR_UNTRUSTED);
-        const bool rcu = (reg.type & MEM_RCU) && !(reg.type & PTR_UNTRUSTED);
-        if (kf->has(KF_RCU) && !trusted && !rcu) {
-          env.verbose_err("R%u must be a rcu pointer", regno);
-          return -EACCES;
-        }
-        if (!kf->has(KF_RCU) && !trusted) {
-          env.verbose_err("R%u must be referenced or trusted", regno);
-          return -EACCES;
-        }
-        if (!tnum_equals_const(reg.var_off, 0) ||
-            !btf_struct_ids_match(env, reg.btf_name, reg.off, a.struct_name)) {
-          env.verbose_err("kernel function %s args#%zu expected pointer to STRUCT %s but R%u has a pointer to STRUCT %s",
-                          name, i, a.struct_name.c_str(), regno, reg.btf_name ? reg.btf_name : "?");
-          return -EACCES;
-        }
-        if (i == 0 && kf->has(KF_RELEASE)) {
-          if (!reg.ref_obj_id) {
-            env.verbose_err("release kernel function %s expects refcounted PTR_TO_BTF_ID", name);
-            return -EINVAL;
-          }
-          if (reg.off) {
-            env.verbose_err("R%u must have zero offset when passed to release func", regno);
-            return -EINVAL;
-          }
-          release_ref = reg.ref_obj_id;
-        }
+      case emu::KfuncArgKind::kPtrToStruct:
+        err = check_kfunc_arg_btf_id(env, kf, i, reg, meta);
         break;
-      }
-      case emu::KfuncArgKind::kPtrToMem: {
-        if (!is_mem_like(reg)) {
-          env.verbose_err("arg#%zu expected pointer to memory but R%u is %s", i, regno,
-                          reg_type_name(reg.type).c_str());
-          return -EACCES;
-        }
-        const u32 size_regno = (u32)a.size_arg + 1;
-        if (int err = check_reg_arg(env, size_regno, SRC_OP)) return err;
-        // Read (it must be initialised), then possibly written by the kfunc.
-        if (int err = check_mem_size_reg(env, size_regno, true, BPF_READ)) return err;
-        if (base_type(reg.type) != PTR_TO_MEM || !(reg.type & MEM_RDONLY))
-          if (int err = check_mem_size_reg(env, size_regno, true, BPF_WRITE)) return err;
+      case emu::KfuncArgKind::kPtrToMem:
+        err = check_kfunc_arg_mem(env, a, i, reg);
         break;
-      }
       case emu::KfuncArgKind::kPtrToMap:
         if (reg.type != CONST_PTR_TO_MAP) return type_mismatch(env, regno, reg, "map_ptr");
         // bpf_wq_init(wq, map): the map holding the bpf_wq. Emulation: no map-in-map, so
         // every map_uid is 0.
-        if (wq_map && reg.map_ptr->wq_off >= 0 && wq_map != reg.map_ptr) {
+        if (meta.wq_map && reg.map_ptr->wq_off >= 0 && meta.wq_map != reg.map_ptr) {
           env.verbose_err(
               "workqueue pointer in R1 map_uid=0 doesn't match map pointer in R%u map_uid=0", regno);
           return -EINVAL;
@@ -599,58 +749,76 @@ int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) 
           env.verbose_err("arg#%zu doesn't point to a map value", i);
           return -EINVAL;
         }
-        if (int err = check_map_field_pointer(env, regno, "bpf_wq", reg.map_ptr->wq_off))
-          return err;
-        wq_map = reg.map_ptr;
+        err = check_map_field_pointer(env, regno, "bpf_wq", reg.map_ptr->wq_off);
+        meta.wq_map = reg.map_ptr;
         break;
       case emu::KfuncArgKind::kCallback:
         if (reg.type != PTR_TO_FUNC) {
           env.verbose_err("arg%zu expected pointer to func", i);
           return -EINVAL;
         }
-        subprogno = (int)reg.subprogno;
+        meta.subprogno = (int)reg.subprogno;
         break;
       case emu::KfuncArgKind::kIgnored:
       case emu::KfuncArgKind::kVoid:
         break;
     }
+    if (err) return err;
   }
-  if (release_ref)
-    if (int err = release_reference(env, release_ref)) return err;
-  if (subprogno >= 0) {
-    // The only callback-taking kfuncs registered are bpf_wq_set_callback{,_impl}: an async,
-    // sleepable callback called with the bpf_wq's (map, key, value).
-    if (int err = push_async_callback(env, (u32)subprogno, insn_idx, f.regs[BPF_REG_1].map_ptr,
-                                      f.regs[BPF_REG_1].map_idx, true)) {
-      env.verbose_err("kfunc %s#%d failed callback verification", name, k);
-      return err;
-    }
-  }
+  return 0;
+}
 
-  clear_caller_saved_regs(env);
+// The kfunc's return value in r0: a trusted pointer to its struct (acquired for KF_ACQUIRE,
+// maybe NULL for KF_RET_NULL), nothing, or a scalar of the return type's size.
+void mark_kfunc_ret(bpf_verifier_env &env, const emu::KfuncDesc &kf, u32 insn_idx) {
   bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];
   env.scratched_regs |= 1u;
-  switch (kf->ret.kind) {
+  switch (kf.ret.kind) {
     case emu::KfuncArgKind::kVoid:
       mark_reg_not_init(r0);
       break;
     case emu::KfuncArgKind::kPtrToStruct: {
       u32 t = PTR_TO_BTF_ID | PTR_TRUSTED;
-      if (kf->has(KF_RET_NULL)) t |= PTR_MAYBE_NULL;
+      if (kf.has(KF_RET_NULL)) t |= PTR_MAYBE_NULL;
       mark_reg_ptr(r0, t);
-      r0.btf_name = kf->ret.struct_name.c_str();
-      if (kf->has(KF_ACQUIRE)) r0.ref_obj_id = acquire_reference_state(env, insn_idx, bpf_ref_kind::ptr);
-      if (kf->has(KF_RET_NULL)) r0.id = r0.ref_obj_id ? r0.ref_obj_id : env.new_id();
+      r0.btf_name = kf.ret.struct_name.c_str();
+      // As the kernel: a may-be-NULL result takes an id first, then the reference its own.
+      if (kf.has(KF_RET_NULL)) r0.id = env.new_id();
+      if (kf.has(KF_ACQUIRE)) r0.ref_obj_id = acquire_reference_state(env, insn_idx, bpf_ref_kind::ptr);
+      if (kf.has(KF_RET_NULL) && r0.ref_obj_id) r0.id = r0.ref_obj_id;
       break;
     }
     default:
       __mark_reg_unknown(r0);
-      if (kf->ret.size && kf->ret.size < 8) {
-        if (kf->ret.is_signed) coerce_reg_to_size_sx(r0, (int)kf->ret.size);
-        else coerce_reg_to_size(r0, (int)kf->ret.size);
+      if (kf.ret.size && kf.ret.size < 8) {
+        if (kf.ret.is_signed) coerce_reg_to_size_sx(r0, (int)kf.ret.size);
+        else coerce_reg_to_size(r0, (int)kf.ret.size);
       }
       break;
   }
+}
+
+}  // namespace
+
+int check_kfunc_call(bpf_verifier_env &env, const bpf_insn &insn, u32 insn_idx) {
+  const emu::KfuncDesc *kf = nullptr;
+  if (int err = check_kfunc_allowed(env, insn, &kf)) return err;
+  kfunc_call_meta meta;
+  if (int err = check_kfunc_args(env, *kf, meta)) return err;
+  if (meta.release_ref)
+    if (int err = release_reference(env, meta.release_ref)) return err;
+  if (meta.subprogno >= 0) {
+    // The only callback-taking kfuncs registered are bpf_wq_set_callback{,_impl}: an async,
+    // sleepable callback called with the bpf_wq's (map, key, value).
+    const bpf_func_state &f = env.cur->cur();
+    if (int err = push_async_callback(env, (u32)meta.subprogno, insn_idx, f.regs[BPF_REG_1].map_ptr,
+                                      f.regs[BPF_REG_1].map_idx, true)) {
+      env.verbose_err("kfunc %s#%d failed callback verification", kf->name.c_str(), insn.imm);
+      return err;
+    }
+  }
+  clear_caller_saved_regs(env);
+  mark_kfunc_ret(env, *kf, insn_idx);
   return 0;
 }
 
@@ -678,13 +846,26 @@ int check_func_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx) 
   mark_reg_not_init(env.cur->cur().regs[BPF_REG_0]);
   env.cur->frame.push_back(std::move(callee));
   *insn_idx = target;
+  // The callee's whole state is the log's state before its first instruction.
+  env.scratched_regs = 0xffff;
+  env.scratched_stack = ~0ull;
+  if (env.log_on(BPF_LOG_LEVEL1 | BPF_LOG_LEVEL2)) {
+    const bpf_verifier_state &st = *env.cur;
+    env.log("caller:\n");
+    print_verifier_state(env, st.frame[st.frame.size() - 2], true);
+    env.log("callee:\n");
+    print_verifier_state(env, st.cur(), true);
+  }
   return 0;
 }
 
 int prepare_func_exit(bpf_verifier_env &env, u32 *insn_idx) {
   bpf_verifier_state &st = *env.cur;
   bpf_func_state &callee = st.cur();
-  if (int err = check_reg_arg(env, BPF_REG_0, SRC_OP)) return err;
+  // A callback's r0 is its verdict and must be set; a subprogram's r0 is handed to its caller
+  // as it is, set or not (the caller may never read it).
+  if (callee.in_callback_fn)
+    if (int err = check_reg_arg(env, BPF_REG_0, SRC_OP)) return err;
   const bpf_reg_state r0 = callee.regs[BPF_REG_0];
   const u32 callsite = (u32)callee.callsite;
   if (callee.in_callback_fn) {
@@ -693,8 +874,8 @@ int prepare_func_exit(bpf_verifier_env &env, u32 *insn_idx) {
         env.verbose_err("At callback return the register R0 is not a known value (%s)",
                         reg_type_name(r0.type).c_str());
       else
-        env.verbose_err("At callback return the register R0 has smin=%lld smax=%lld should have been in [0, 1]",
-                        (long long)r0.smin_value, (long long)r0.smax_value);
+        env.verbose_err("At callback return the register R0 has%s should have been in [0, 1]",
+                        scalar_has(r0).c_str());
       return -EINVAL;
     }
     const bpf_callback_entry &e = *callee.callback;
@@ -717,10 +898,21 @@ int prepare_func_exit(bpf_verifier_env &env, u32 *insn_idx) {
       env.verbose_err("cannot return stack pointer to the caller frame");
       return -EINVAL;
     }
+    if (env.log_on(BPF_LOG_LEVEL1 | BPF_LOG_LEVEL2)) {
+      env.log("returning from callee:\n");
+      print_verifier_state(env, callee, true);
+    }
     st.frame.pop_back();
     st.cur().regs[BPF_REG_0] = r0;
+    if (env.log_on(BPF_LOG_LEVEL1 | BPF_LOG_LEVEL2)) {
+      env.log("to caller at %u:\n", callsite + 1);
+      print_verifier_state(env, st.cur(), true);
+    }
   }
-  env.scratched_regs |= 1u;
+  // Nothing of the exit is in the log's state before the caller's next instruction: the lines
+  // above print both frames whole.
+  env.scratched_regs = 0;
+  env.scratched_stack = 0;
   *insn_idx = callsite + 1;
   return 0;
 }

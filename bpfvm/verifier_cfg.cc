@@ -58,6 +58,7 @@ int check_subprogs(bpf_verifier_env &env) {
     sp.start = starts[s];
     sp.end = s + 1 < starts.size() ? starts[s + 1] : (u32)cnt;
     env.subprogs.push_back(sp);
+    if (env.log_on(BPF_LOG_LEVEL2)) env.log("func#%zu @%u\n", s, sp.start);
   }
   for (u32 s = 0; s < env.subprogs.size(); s++) {
     bpf_subprog_info &sp = env.subprogs[s];
@@ -424,6 +425,68 @@ constexpr u64 kAllSlots = ~0ull;
 
 }  // namespace
 
+bool can_elide_value_nullness(const bpf_verifier_map &map) {
+  if (map.map_flags & BPF_F_INNER_MAP) return false;
+  return map.map_type == BPF_MAP_TYPE_ARRAY || map.map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+bpf_static_reg bpf_static_reg_value(const bpf_verifier_env &env, u32 k, u32 regno) {
+  using namespace bpf_opc;
+  bpf_static_reg v;
+  s64 add = 0;
+  for (u32 m = k;;) {
+    // The value regno enters m with: from one straight-line predecessor only.
+    if (env.aux[m].prune_point || m == 0) return v;
+    u32 j = m - 1;
+    if (!env.aux[j].desc) {
+      if (j == 0) return v;
+      j--;  // the second slot of an ld_imm64
+    }
+    const bpf_opcode_desc *d = env.aux[j].desc;
+    if (!d) return v;
+    const bpf_form_desc &f = bpf_form_of(*d);
+    const bpf_insn &insn = env.insns[j];
+    switch (f.kind) {
+      case K_ALU:
+        if (insn.dst_reg != regno) break;
+        if (insn.code == (BPF_ALU64 | BPF_ADD | BPF_K)) {
+          add += insn.imm;
+          break;
+        }
+        if (insn.code == (BPF_ALU64 | BPF_SUB | BPF_K)) {
+          add -= insn.imm;
+          break;
+        }
+        if (insn.code == (BPF_ALU64 | BPF_MOV | BPF_X) && insn.off == 0 &&
+            insn.src_reg == BPF_REG_FP) {
+          v.kind = bpf_static_reg::fp_plus;
+          v.off = add;
+        }
+        return v;
+      case K_LD_IMM64:
+        if (insn.dst_reg != regno) break;
+        if (add == 0 && (insn.src_reg == BPF_PSEUDO_MAP_FD || insn.src_reg == BPF_PSEUDO_MAP_IDX) &&
+            insn.imm >= 0 && (size_t)insn.imm < env.opts.maps.size()) {
+          v.kind = bpf_static_reg::map_ref;
+          v.map = &env.opts.maps[(size_t)insn.imm];
+        }
+        return v;
+      case K_LOAD:
+        if (insn.dst_reg == regno) return v;
+        break;
+      case K_STORE:
+        break;
+      case K_ATOMIC:
+        if (((f.flow & WR_SRC) && insn.src_reg == regno) || ((f.flow & WR_R0) && regno == 0))
+          return v;
+        break;
+      default:
+        return v;
+    }
+    m = j;
+  }
+}
+
 // One backward pass: returns whether any aux[].precise_in/precise_stack_in changed.
 static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack) {
   using namespace bpf_opc;
@@ -505,6 +568,15 @@ static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack
             if (t < cnt && env.reads_caller_stack[env.aux[t].subprogno]) sin = kAllSlots;
           } else if (callbacks_read_caller_stack) {
             sin = kAllSlots;
+          }
+          // A map lookup whose key's stack slot may hold a constant that proves the result
+          // non-NULL (get_constant_map_key(), which marks the slot precise).
+          if (insn.src_reg == 0 && insn.imm == BPF_FUNC_map_lookup_elem) {
+            const bpf_static_reg m = bpf_static_reg_value(env, k, BPF_REG_1);
+            const bpf_static_reg key = bpf_static_reg_value(env, k, BPF_REG_2);
+            if (key.kind == bpf_static_reg::fp_plus &&
+                (m.kind != bpf_static_reg::map_ref || can_elide_value_nullness(*m.map)))
+              sin |= stack_slots(key.off, (int)(m.map ? m.map->key_size : 4));
           }
         }
         break;

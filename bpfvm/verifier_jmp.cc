@@ -3,7 +3,8 @@
 // ranges of both operands on each side, and NULL checks of _OR_NULL pointers.
 //
 // Mirrors: kernel/bpf/verifier.c (check_cond_jmp_op, is_branch_taken, is_scalar_branch_taken,
-//          regs_refine_cond_op, reg_set_min_max, mark_ptr_or_null_regs, sync_linked_regs)
+//          regs_refine_cond_op, reg_set_min_max, mark_ptr_or_null_regs,
+//          mark_ptr_not_null_reg, reg_not_null, sync_linked_regs)
 //          (Linux 6.19)
 // Emulation: a refinement that leaves a register with an empty range marks that side of the
 //   branch unreachable (no value can take it) instead of reporting a verifier bug. No pointer
@@ -220,6 +221,34 @@ bool reg_set_min_max(bpf_verifier_state &st, u32 dregno, int sregno, const bpf_r
   return true;
 }
 
+// Pointer types whose base is never NULL (a bounded offset cannot wrap it to 0). A context or
+// stack pointer compared with 0 explores both sides, as in the kernel.
+bool reg_not_null(const bpf_reg_state &r) {
+  if (type_may_be_null(r.type)) return false;
+  if (r.smin_value <= -BPF_MAX_VAR_OFF || r.smax_value >= BPF_MAX_VAR_OFF) return false;
+  switch (base_type(r.type)) {
+    case PTR_TO_MAP_VALUE:
+    case PTR_TO_MAP_KEY:
+    case PTR_TO_MEM:
+    case CONST_PTR_TO_MAP:
+      return true;
+    case PTR_TO_BTF_ID:
+      return !(r.type & PTR_UNTRUSTED);
+    default:
+      return false;
+  }
+}
+
+// A pointer proven non-NULL. A map-in-map lookup's value is the inner map (its template).
+void mark_ptr_not_null_reg(bpf_reg_state &r) {
+  if (base_type(r.type) == PTR_TO_MAP_VALUE && r.map_ptr && r.map_ptr->inner_map) {
+    r.type = CONST_PTR_TO_MAP;
+    r.map_ptr = r.map_ptr->inner_map;
+    return;
+  }
+  r.type &= ~PTR_MAYBE_NULL;
+}
+
 // After `if (ptr == NULL)`: every copy of the pointer (same id) becomes NULL or non-NULL.
 void mark_ptr_or_null_regs(bpf_verifier_env &env, bpf_verifier_state &st, u32 id, bool is_null) {
   u32 ref_obj_id = 0;
@@ -229,9 +258,10 @@ void mark_ptr_or_null_regs(bpf_verifier_env &env, bpf_verifier_state &st, u32 id
       if (r.ref_obj_id) ref_obj_id = r.ref_obj_id;
       mark_reg_known_zero(r);
     } else {
-      r.type &= ~PTR_MAYBE_NULL;
-      // Keep the id only where it still links something (a reference's copies use ref_obj_id).
-      r.id = 0;
+      mark_ptr_not_null_reg(r);
+      // Keep the id only where it still links something (a reference's copies use ref_obj_id):
+      // a map value with a bpf_spin_lock names its lock by it (reg_may_point_to_spin_lock()).
+      if (!(r.type == PTR_TO_MAP_VALUE && r.map_ptr && r.map_ptr->spin_lock_off >= 0)) r.id = 0;
     }
   });
   if (is_null && ref_obj_id) {
@@ -275,8 +305,7 @@ int check_cond_jmp_op(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opc
       if (type_may_be_null(ptr.type)) {
         null_check = true;
         null_id = ptr.id;
-      } else if (base_type(ptr.type) != PTR_TO_BTF_ID || !(ptr.type & PTR_UNTRUSTED)) {
-        // A pointer that is not _or_null is never NULL.
+      } else if (reg_not_null(ptr)) {
         pred = op == BPF_JNE;
       }
     } else if (!env.opts.allow_ptr_leaks &&

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// bpfvm/verifier_log.cc: the verifier log: instructions in the kernel's C-like syntax and
-// register/stack states as print_verifier_state() prints them.
+// bpfvm/verifier_log.cc: the verifier log: instructions in the kernel's C-like syntax (printed
+// by the disassembler, bpfvm/disasm.cc, in its verifier-log form) and register/stack states as
+// print_verifier_state() prints them.
 //
 // Mirrors: kernel/bpf/disasm.c (print_bpf_insn), kernel/bpf/log.c (print_verifier_state,
-//          print_insn_state, the "processed N insns" summary) (Linux 6.19)
-// Emulation: the instruction printer is the verifier's own (the kernel's syntax, not the
-//   conformance assembler's); map references print as map[idx:N] (no map ids here). The
-//   kernel aligns the state column; here it follows " ; ".
+//          print_reg_state, print_scalar_ranges, vlog_alignment, print_insn_state, the
+//          "processed N insns" summary) (Linux 6.19)
+// Emulation: map references print as map[idx:N] (no map ids here). Scalars carry no "P"
+//   (precise) mark: precision here is computed ahead of the walk for the whole program
+//   (bpf_insn_aux_data::precise_in), not marked on registers by backtracking. The one
+//   exception is the explored state of an infinite-loop report, whose registers of the loop's
+//   precise_in print with a "P", as the kernel's backtracking has marked them there.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -14,235 +19,208 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "bpfvm/disasm.h"
 #include "bpfvm/verifier_state.h"
 
 namespace umemcg {
 
 namespace {
 
-const char *const kAluOps[16] = {"+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=",
-                                 "neg", "%=", "^=", "=", "s>>=", "endian", "?", "?"};
-const char *const kJmpOps[16] = {"goto", "==", ">", ">=", "&", "!=", "s>", "s>=",
-                                 "call", "exit", "<", "<=", "s<", "s<=", "?", "?"};
-const char *const kSizeName[4] = {"u32", "u16", "u8", "u64"};
-const char *const kSignedSizeName[4] = {"s32", "s16", "s8", "s64"};
-
-std::string imm_str(s64 v) {
-  if (v >= -0x80000000ll && v <= 0xffffffffll) return std::to_string(v);
-  return absl::StrFormat("0x%x", (u64)v);
+// verbose_snum()/verbose_unum(): small numbers in decimal, others in hex.
+bool is_unum_decimal(u64 v) { return v <= 0xffff; }
+bool is_snum_decimal(s64 v) { return v >= -0x8000 && v <= 0x7fff; }
+std::string snum(s64 v) {
+  return is_snum_decimal(v) ? absl::StrFormat("%d", v) : absl::StrFormat("%#x", (u64)v);
+}
+std::string unum(u64 v) {
+  return is_unum_decimal(v) ? absl::StrFormat("%u", v) : absl::StrFormat("%#x", v);
 }
 
-std::string atomic_str(const bpf_insn &in) {
-  const bool dw = BPF_SIZE(in.code) == BPF_DW;
-  const char *sz = dw ? "u64" : "u32";
-  const char *bits = dw ? "64" : "";
-  const std::string addr = absl::StrFormat("(%s *)(r%d %+d)", sz, in.dst_reg, in.off);
-  const int op = in.imm & ~BPF_FETCH;
-  static const char *const names[16] = {"add", "", "", "", "or", "and", "", "", "", "", "xor"};
-  if (in.imm == BPF_CMPXCHG)
-    return absl::StrFormat("r0 = atomic%s_cmpxchg(%s, r0, r%d)", bits, addr, in.src_reg);
-  if (in.imm == BPF_XCHG)
-    return absl::StrFormat("r%d = atomic%s_xchg(%s, r%d)", in.src_reg, bits, addr, in.src_reg);
-  const char *name = (op >> 4) < 16 ? names[op >> 4] : "?";
-  if (in.imm & BPF_FETCH)
-    return absl::StrFormat("r%d = atomic%s_fetch_%s(%s, r%d)", in.src_reg, bits, name, addr,
-                           in.src_reg);
-  return absl::StrFormat("lock *%s %s r%d", addr, kAluOps[(op >> 4) & 0xf], in.src_reg);
+// print_scalar_ranges(): the bounds that say something, equal values of one sign merged
+// ("smax=umax=0xffffffff"); 32-bit signed bounds printed in hex are not sign-extended.
+void print_scalar_ranges(const bpf_reg_state &reg, std::string &out, const char *&sep) {
+  struct MinMax {
+    const char *name;
+    u64 val;
+    bool omit;
+  } m[] = {
+      {"smin", (u64)reg.smin_value, reg.smin_value == INT64_MIN},
+      {"smax", (u64)reg.smax_value, reg.smax_value == INT64_MAX},
+      {"umin", reg.umin_value, reg.umin_value == 0},
+      {"umax", reg.umax_value, reg.umax_value == UINT64_MAX},
+      {"smin32",
+       is_snum_decimal(reg.s32_min_value) ? (u64)(s64)reg.s32_min_value : (u64)(u32)reg.s32_min_value,
+       reg.s32_min_value == INT32_MIN},
+      {"smax32",
+       is_snum_decimal(reg.s32_max_value) ? (u64)(s64)reg.s32_max_value : (u64)(u32)reg.s32_max_value,
+       reg.s32_max_value == INT32_MAX},
+      {"umin32", reg.u32_min_value, reg.u32_min_value == 0},
+      {"umax32", reg.u32_max_value, reg.u32_max_value == UINT32_MAX},
+  };
+  const size_t n = sizeof(m) / sizeof(m[0]);
+  for (size_t i = 0; i < n; i++) {
+    if (m[i].omit) continue;
+    const bool neg1 = m[i].name[0] == 's' && (s64)m[i].val < 0;
+    out += sep;
+    out += m[i].name;
+    out += "=";
+    sep = ",";
+    for (size_t j = i + 2; j < n; j += 2) {
+      if (m[j].omit || m[j].val != m[i].val) continue;
+      const bool neg2 = m[j].name[0] == 's' && (s64)m[j].val < 0;
+      if (neg2 != neg1) continue;
+      m[j].omit = true;
+      out += m[j].name;
+      out += "=";
+    }
+    out += m[i].name[0] == 's' ? snum((s64)m[i].val) : unum(m[i].val);
+  }
 }
 
 }  // namespace
 
 std::string bpf_insn_str(std::span<const bpf_insn> insns, u32 idx) {
-  const bpf_insn &in = insns[idx];
-  const bpf_opcode_desc *d = bpf_opcode_decode(insns.data(), insns.size(), idx, nullptr);
-  if (!d) return absl::StrFormat("(invalid %02x)", in.code);
-  const bool w = BPF_CLASS(in.code) == BPF_ALU || BPF_CLASS(in.code) == BPF_JMP32;
-  const char r = w ? 'w' : 'r';
-  const char *op = kAluOps[BPF_OP(in.code) >> 4];
-  using namespace bpf_opc;
-  switch (d->form) {
-    case F_ALU_K:
-      return absl::StrFormat("%c%d %s %s", r, in.dst_reg, op, imm_str(in.imm));
-    case F_ALU_X:
-      return absl::StrFormat("%c%d %s %c%d", r, in.dst_reg, op, r, in.src_reg);
-    case F_MOV_K:
-      return absl::StrFormat("%c%d = %s", r, in.dst_reg, imm_str(in.imm));
-    case F_MOV_X:
-      if (in.off) return absl::StrFormat("%c%d = (s%d)%c%d", r, in.dst_reg, in.off, r, in.src_reg);
-      return absl::StrFormat("%c%d = %c%d", r, in.dst_reg, r, in.src_reg);
-    case F_NEG:
-      return absl::StrFormat("%c%d = -%c%d", r, in.dst_reg, r, in.dst_reg);
-    case F_END: {
-      const char *kind = BPF_CLASS(in.code) == BPF_ALU64 ? "bswap"
-                         : BPF_SRC(in.code) == BPF_TO_BE ? "be"
-                                                         : "le";
-      return absl::StrFormat("r%d = %s%d r%d", in.dst_reg, kind, in.imm, in.dst_reg);
-    }
-    case F_JA:
-      return absl::StrFormat("goto pc%+d", in.off);
-    case F_GOTOL:
-      return absl::StrFormat("gotol pc%+d", in.imm);
-    case F_JCC_K:
-      return absl::StrFormat("if %c%d %s 0x%x goto pc%+d", r, in.dst_reg,
-                             kJmpOps[BPF_OP(in.code) >> 4], (u32)in.imm, in.off);
-    case F_JCC_X:
-      return absl::StrFormat("if %c%d %s %c%d goto pc%+d", r, in.dst_reg,
-                             kJmpOps[BPF_OP(in.code) >> 4], r, in.src_reg, in.off);
-    case F_CALL:
-      if (in.src_reg == BPF_PSEUDO_CALL) return absl::StrFormat("call pc%+d", in.imm);
-      return absl::StrFormat("call bpf_%s#%d", bpf_func_id_name((u32)in.imm), in.imm);
-    case F_CALL_KFUNC:
-      return absl::StrFormat("call kernel-function#%d", in.imm);
-    case F_CALLX:
-      return absl::StrFormat("callx r%d", in.dst_reg);
-    case F_EXIT:
-      return "exit";
-    case F_LDDW: {
-      const u64 v = idx + 1 < insns.size() ? bpf_ldimm64_value(in, insns[idx + 1]) : (u32)in.imm;
-      switch (in.src_reg) {
-        case BPF_PSEUDO_MAP_FD:
-        case BPF_PSEUDO_MAP_IDX:
-          return absl::StrFormat("r%d = map[idx:%d]", in.dst_reg, in.imm);
-        case BPF_PSEUDO_MAP_VALUE:
-        case BPF_PSEUDO_MAP_IDX_VALUE:
-          return absl::StrFormat("r%d = map[idx:%d][0]+%d", in.dst_reg, in.imm,
-                                 idx + 1 < insns.size() ? insns[idx + 1].imm : 0);
-        case BPF_PSEUDO_BTF_ID:
-          return absl::StrFormat("r%d = ksym#%d", in.dst_reg, in.imm);
-        case BPF_PSEUDO_FUNC:
-          return absl::StrFormat("r%d = func pc%+d", in.dst_reg, in.imm);
-        default:
-          return absl::StrFormat("r%d = 0x%x ll", in.dst_reg, v);
-      }
-    }
-    case F_LD_ABS:
-      return absl::StrFormat("r0 = *(%s *)skb[%d]", kSizeName[BPF_SIZE(in.code) >> 3], in.imm);
-    case F_LD_IND:
-      return absl::StrFormat("r0 = *(%s *)skb[r%d + %d]", kSizeName[BPF_SIZE(in.code) >> 3],
-                             in.src_reg, in.imm);
-    case F_LDX:
-      return absl::StrFormat("r%d = *(%s *)(r%d %+d)", in.dst_reg,
-                             (BPF_MODE(in.code) == BPF_MEMSX ? kSignedSizeName : kSizeName)[BPF_SIZE(in.code) >> 3],
-                             in.src_reg, in.off);
-    case F_ST:
-      return absl::StrFormat("*(%s *)(r%d %+d) = %d", kSizeName[BPF_SIZE(in.code) >> 3],
-                             in.dst_reg, in.off, in.imm);
-    case F_STX:
-      return absl::StrFormat("*(%s *)(r%d %+d) = r%d", kSizeName[BPF_SIZE(in.code) >> 3],
-                             in.dst_reg, in.off, in.src_reg);
-    case F_ATOMIC:
-    case F_ATOMIC_FETCH:
-    case F_ATOMIC_CMPXCHG:
-      return atomic_str(in);
-    default:
-      return d->mnemonic;
-  }
+  emu::BpfDisasmOpts opts;
+  opts.verifier_log = true;
+  return emu::bpf_disasm_insn(insns, idx, opts);
 }
 
-std::string print_reg_state(const bpf_reg_state &reg) {
+std::string print_reg_state(const bpf_func_state &f, const bpf_reg_state &reg) {
   if (reg.type == NOT_INIT) return "?";
-  if (reg.type == SCALAR_VALUE && tnum_is_const(reg.var_off)) return imm_str((s64)reg.var_off.value);
-  std::string out;
+  if (reg.type == SCALAR_VALUE && tnum_is_const(reg.var_off)) return snum((s64)reg.var_off.value);
+  std::string out = reg_type_name(reg.type);
+  if (base_type(reg.type) == PTR_TO_STACK) {
+    if (f.frameno != reg.frameno) out += absl::StrFormat("[%u]", reg.frameno);
+    if (tnum_is_const(reg.var_off)) return out + snum((s64)reg.var_off.value + reg.off);
+  }
+  if (base_type(reg.type) == PTR_TO_BTF_ID && reg.btf_name) out += reg.btf_name;
+  out += "(";
+  const char *sep = "";
   auto add = [&](const std::string &s) {
-    if (!out.empty()) out += ",";
+    out += sep;
     out += s;
+    sep = ",";
   };
-  if (base_type(reg.type) == PTR_TO_STACK && !reg.id && !reg.ref_obj_id &&
-      tnum_equals_const(reg.var_off, 0))
-    return absl::StrFormat("fp%d", reg.off);
   if (reg.id) add(absl::StrFormat("id=%u", reg.id));
   if (reg.ref_obj_id) add(absl::StrFormat("ref_obj_id=%u", reg.ref_obj_id));
   switch (base_type(reg.type)) {
     case CONST_PTR_TO_MAP:
     case PTR_TO_MAP_VALUE:
     case PTR_TO_MAP_KEY:
-      if (reg.map_ptr)
-        add(absl::StrFormat("map=%s,ks=%u,vs=%u", reg.map_ptr->name, reg.map_ptr->key_size,
-                            reg.map_ptr->value_size));
-      break;
-    case PTR_TO_MEM:
-      add(absl::StrFormat("sz=%u", reg.mem_size));
-      break;
-    case PTR_TO_FUNC:
-      add(absl::StrFormat("subprog=%u", reg.subprogno));
-      break;
-    case PTR_TO_STACK:
-      add(absl::StrFormat("frame=%u", reg.frameno));
+      if (reg.map_ptr) {
+        if (reg.map_ptr->name[0]) add(absl::StrFormat("map=%s", reg.map_ptr->name));
+        add(absl::StrFormat("ks=%u,vs=%u", reg.map_ptr->key_size, reg.map_ptr->value_size));
+      }
       break;
     default:
       break;
   }
-  if (is_pointer(reg) && reg.off) add(absl::StrFormat("off=%d", reg.off));
-  if (!tnum_is_const(reg.var_off) || reg.type == SCALAR_VALUE) {
-    if (reg.smin_value != INT64_MIN) add(absl::StrFormat("smin=%d", reg.smin_value));
-    if (reg.smax_value != INT64_MAX) add(absl::StrFormat("smax=%d", reg.smax_value));
-    if (reg.umin_value) add(absl::StrFormat("umin=%u", reg.umin_value));
-    if (reg.umax_value != UINT64_MAX) add(absl::StrFormat("umax=%u", reg.umax_value));
-    if (reg.s32_min_value != INT32_MIN) add(absl::StrFormat("smin32=%d", reg.s32_min_value));
-    if (reg.s32_max_value != INT32_MAX) add(absl::StrFormat("smax32=%d", reg.s32_max_value));
-    if (reg.u32_min_value) add(absl::StrFormat("umin32=%u", reg.u32_min_value));
-    if (reg.u32_max_value != UINT32_MAX) add(absl::StrFormat("umax32=%u", reg.u32_max_value));
+  if (reg.type != SCALAR_VALUE && reg.off) add("off=" + snum(reg.off));
+  if (base_type(reg.type) == PTR_TO_MEM) add("sz=" + unum(reg.mem_size));
+  if (tnum_is_const(reg.var_off)) {
+    if (reg.var_off.value) add("imm=" + snum((s64)reg.var_off.value));
+  } else {
+    print_scalar_ranges(reg, out, sep);
     if (!tnum_is_unknown(reg.var_off)) add("var_off=" + tnum_str(reg.var_off));
   }
-  std::string name = reg_type_name(reg.type);
-  if (base_type(reg.type) == PTR_TO_BTF_ID && reg.btf_name) name += reg.btf_name;
-  return name + "(" + out + ")";
+  return out + ")";
 }
 
 namespace {
 
-std::string slot_str(const bpf_stack_state &s) {
-  if (s.slot_type[0] == STACK_SPILL) return print_reg_state(s.spilled_ptr);
-  std::string out;
-  for (int i = BPF_REG_SIZE - 1; i >= 0; i--) {
-    switch (s.slot_type[i]) {
-      case STACK_MISC: out += 'm'; break;
-      case STACK_ZERO: out += '0'; break;
-      case STACK_SPILL: out += 'r'; break;
-      default: out += '?'; break;
-    }
-  }
-  return out;
+bool reg_scratched(const bpf_verifier_env &env, int r) { return env.scratched_regs & (1u << r); }
+bool stack_slot_scratched(const bpf_verifier_env &env, size_t spi) {
+  return spi < 64 && (env.scratched_stack & (1ull << spi));
 }
 
-void print_frame(bpf_verifier_env &env, const bpf_func_state &f, bool print_all, bool current,
-                 std::string &out) {
-  for (int r = 0; r < MAX_BPF_REG; r++) {
-    const bpf_reg_state &reg = f.regs[r];
-    const bool written = current && (env.scratched_regs & (1u << r));
-    if (reg.type == NOT_INIT || (!print_all && !written)) continue;
-    out += absl::StrFormat(" R%d%s=%s", r, written ? "_w" : "", print_reg_state(reg));
-  }
-  for (size_t spi = 0; spi < f.stack.size(); spi++) {
-    const bpf_stack_state &s = f.stack[spi];
-    bool any = false;
-    for (u8 t : s.slot_type) any |= t != STACK_INVALID;
-    const bool written = current && spi < 64 && (env.scratched_stack & (1ull << spi));
-    if (!any || (!print_all && !written)) continue;
-    out += absl::StrFormat(" fp%d%s=%s", -(int)(spi + 1) * BPF_REG_SIZE, written ? "_w" : "",
-                           slot_str(s));
+// The slot types, highest address first, as slot_type_char prints them.
+char slot_char(u8 t) {
+  switch (t) {
+    case STACK_SPILL: return 'r';
+    case STACK_MISC: return 'm';
+    case STACK_ZERO: return '0';
+    default: return '?';
   }
 }
 
 }  // namespace
 
-void print_verifier_state(bpf_verifier_env &env, const bpf_verifier_state &st, bool print_all) {
+namespace {
+
+// The state line of frame f of path st: all registers and slots, or the scratched ones.
+// Scalars of registers in `precise` print with the kernel's "P" mark.
+std::string verifier_state_line(const bpf_verifier_env &env, const bpf_verifier_state &st,
+                                const bpf_func_state &f, bool print_all, u16 precise = 0) {
   std::string out;
-  for (size_t i = 0; i < st.frame.size(); i++) {
-    std::string fr;
-    print_frame(env, st.frame[i], print_all, i + 1 == st.frame.size(), fr);
-    if (st.frame.size() > 1) out += absl::StrFormat(" frame%d:", (int)i);
-    out += fr;
+  if (f.frameno) out += absl::StrFormat(" frame%u:", f.frameno);
+  for (int r = 0; r < MAX_BPF_REG; r++) {
+    const bpf_reg_state &reg = f.regs[r];
+    if (reg.type == NOT_INIT || (!print_all && !reg_scratched(env, r))) continue;
+    const bool p = reg.type == SCALAR_VALUE && (precise >> r) & 1;
+    out += absl::StrFormat(" R%d=%s%s", r, p ? "P" : "", print_reg_state(f, reg));
   }
-  for (const bpf_reference_state &r : st.refs) out += absl::StrFormat(" refs=%u", r.id);
-  env.log("%s\n", out.empty() ? "" : out.c_str() + 1);
+  for (size_t spi = 0; spi < f.stack.size(); spi++) {
+    if (!print_all && !stack_slot_scratched(env, spi)) continue;
+    const bpf_stack_state &s = f.stack[spi];
+    std::string types;
+    bool valid = false;
+    for (int i = BPF_REG_SIZE - 1; i >= 0; i--) {
+      valid |= s.slot_type[i] != STACK_INVALID;
+      types += slot_char(s.slot_type[i]);
+    }
+    if (!valid) continue;
+    out += absl::StrFormat(" fp%d=", -(int)(spi + 1) * BPF_REG_SIZE);
+    if (s.slot_type[0] == STACK_SPILL) {
+      // The bytes above a narrower spill, then the spilled register.
+      out += types.substr(0, types.find('r'));
+      out += print_reg_state(f, s.spilled_ptr);
+    } else {
+      out += types;
+    }
+  }
+  if (f.frameno + 1 == st.frame.size() && !st.refs.empty()) {
+    out += " refs=";
+    for (size_t i = 0; i < st.refs.size(); i++)
+      out += absl::StrFormat("%s%u", i ? "," : "", st.refs[i].id);
+  }
+  if (f.in_callback_fn) out += " cb";
+  if (f.in_async_callback_fn) out += " async_cb";
+  return out;
 }
 
-void print_insn_state(bpf_verifier_env &env, const bpf_verifier_state &st, u32 insn_idx) {
-  (void)insn_idx;
-  std::string out;
-  print_frame(env, st.cur(), false, true, out);
-  env.log("%s\n", out.c_str());
+}  // namespace
+
+std::string verifier_state_str(const bpf_verifier_env &env, const bpf_verifier_state &st,
+                               const bpf_func_state &f, u16 precise) {
+  return verifier_state_line(env, st, f, true, precise);
+}
+
+void print_verifier_state(bpf_verifier_env &env, const bpf_func_state &f, bool print_all) {
+  const std::string out = verifier_state_line(env, *env.cur, f, print_all);
+  if (env.opts.log_level) env.res.log += out + "\n";
+  if (!print_all) {
+    env.scratched_regs = 0;
+    env.scratched_stack = 0;
+  }
+}
+
+// print_insn_state(): the state an instruction left, after the instruction's line when nothing
+// was logged since (in the column vlog_alignment() gives), else on a line of its own.
+void print_insn_state(bpf_verifier_env &env, const bpf_func_state &f) {
+  std::string &log = env.res.log;
+  if (env.prev_log_pos != std::string::npos && env.prev_log_pos && env.prev_log_pos == log.size()) {
+    log.resize(env.prev_log_pos - 1);  // the instruction line's newline
+    const size_t pos = env.prev_insn_print_pos;
+    const size_t width = (std::max<size_t>(pos + BPF_LOG_MIN_ALIGNMENT / 2, BPF_LOG_ALIGNMENT) +
+                          BPF_LOG_MIN_ALIGNMENT - 1) / BPF_LOG_MIN_ALIGNMENT *
+                             BPF_LOG_MIN_ALIGNMENT -
+                         pos - 1;
+    log += std::string(width ? width - 1 : 0, ' ');
+    log += " ;";
+  } else {
+    env.log("%u:", env.cur->insn_idx);
+  }
+  print_verifier_state(env, f, false);
 }
 
 void bpf_verifier_env::log(const char *fmt, ...) {
@@ -264,7 +242,7 @@ void bpf_verifier_env::verbose_err(const char *fmt, ...) {
   if (!res.error.empty()) res.error += "\n";
   else if (res.error_insn < 0 && cur) res.error_insn = (int)cur->insn_idx;
   res.error += buf;
-  if (opts.log_level & BPF_LOG_LEVEL2) {
+  if (opts.log_level) {
     res.log += buf;
     res.log += "\n";
   }

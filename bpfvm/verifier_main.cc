@@ -37,6 +37,7 @@ bpf_verifier_state *push_stack(bpf_verifier_env &env, u32 insn_idx, u32 prev_ins
   auto st = env.copy_state(*env.cur);
   st->insn_idx = insn_idx;
   st->prev_insn_idx = prev_insn_idx;
+  st->log_pos = env.res.log.size();
   if (st->parent) st->parent->branches++;
   env.stack.push_back(std::move(st));
   return env.stack.back().get();
@@ -61,6 +62,7 @@ bpf_verifier_state *push_async_cb(bpf_verifier_env &env, u32 subprog, u32 prev_i
   st->async_entry_cnt = env.cur->async_entry_cnt + 1;
   st->insn_idx = env.subprogs[subprog].start;
   st->prev_insn_idx = prev_insn_idx;
+  st->log_pos = env.res.log.size();
   env.stack.push_back(std::move(st));
   return env.stack.back().get();
 }
@@ -140,7 +142,8 @@ int check_ld_imm(bpf_verifier_env &env, const bpf_insn &insn, u32 idx) {
   }
 }
 
-// verbose_invalid_scalar(): what is known of a scalar outside its range.
+}  // namespace
+
 std::string scalar_has(const bpf_reg_state &r0) {
   std::string has;
   if (r0.smin_value != INT64_MIN) has += absl::StrFormat(" smin=%d", r0.smin_value);
@@ -148,6 +151,8 @@ std::string scalar_has(const bpf_reg_state &r0) {
   if (has.empty()) has = " unknown scalar value";
   return has;
 }
+
+namespace {
 
 int check_return_code(bpf_verifier_env &env) {
   if (int err = check_reg_arg(env, BPF_REG_0, SRC_OP)) return err;
@@ -209,25 +214,35 @@ void init_state(bpf_verifier_env &env) {
   env.cur = std::move(st);
 }
 
-// The current path ended (exit of the main program, or pruned). Continue with a queued one.
-bool pop_stack(bpf_verifier_env &env) {
+// The current path ended (exit of the main program, or pruned). Continue with a queued one;
+// the log then shows where it resumes ("from X to Y:", print_state). Below level 2 the log
+// forgets the path that ended: it goes back to its length when the resumed path was queued
+// (kernel: pop_stack() with pop_log), so a rejected program's log is the path to the error.
+bool pop_stack(bpf_verifier_env &env, bool *print_state) {
   update_branch_counts(env, env.cur->parent);
   if (env.stack.empty()) return false;
   env.free_state(std::move(env.cur));
   env.cur = std::move(env.stack.back());
   env.stack.pop_back();
-  if (env.log_on(BPF_LOG_LEVEL2)) {
-    env.log("from %u to %u:", env.cur->prev_insn_idx, env.cur->insn_idx);
-    env.scratched_regs = 0;
-    env.scratched_stack = 0;
-    std::string save;
-    print_verifier_state(env, *env.cur, true);
-  }
+  if (!env.log_on(BPF_LOG_LEVEL2) && env.cur->log_pos < env.res.log.size())
+    env.res.log.resize(env.cur->log_pos);
+  // mark_verifier_state_scratched(): the resumed path's state prints whole.
+  env.scratched_regs = 0xffff;
+  env.scratched_stack = ~0ull;
+  *print_state = true;
   return true;
 }
 
 int do_check(bpf_verifier_env &env) {
   const u32 cnt = (u32)env.insns.size();
+  // Level 1 prints the instructions and states of the walk as level 2 does (kernel:
+  // BPF_LOG_LEVEL, both bits), without the whole state at the start of each path.
+  const bool log1 = env.log_on(BPF_LOG_LEVEL1 | BPF_LOG_LEVEL2);
+  const bool log2 = env.log_on(BPF_LOG_LEVEL2);
+  bool print_state = false;
+  // The entry state prints whole before the first instruction.
+  env.scratched_regs = 0xffff;
+  env.scratched_stack = ~0ull;
   for (;;) {
     const u32 idx = env.cur->insn_idx;
     if (idx >= cnt) {
@@ -243,16 +258,27 @@ int do_check(bpf_verifier_env &env) {
       const int r = is_state_visited(env, idx);
       if (r < 0) return r;
       if (r == 1) {
-        if (env.log_on(BPF_LOG_LEVEL2)) env.log("%u: safe\n", idx);
-        if (!pop_stack(env)) return 0;
+        if (log1) {
+          if (print_state)
+            env.log("\nfrom %u to %u: safe\n", env.cur->prev_insn_idx, idx);
+          else
+            env.log("%u: safe\n", idx);
+        }
+        if (!pop_stack(env, &print_state)) return 0;
         continue;
       }
     }
     const bpf_insn &insn = env.insns[idx];
     const bpf_opcode_desc &d = *env.aux[idx].desc;
-    env.scratched_regs = 0;
-    env.scratched_stack = 0;
-    if (env.log_on(BPF_LOG_LEVEL2)) {
+    if (log2 && print_state) {
+      env.log("\nfrom %u to %u:", env.cur->prev_insn_idx, idx);
+      print_verifier_state(env, env.cur->cur(), true);
+      print_state = false;
+    }
+    if (log1) {
+      if (env.scratched_regs || env.scratched_stack) print_insn_state(env, env.cur->cur());
+      verbose_linfo(env, idx, "; ");
+      env.prev_log_pos = env.res.log.size();
       // A kfunc call by name, as the kernel's log prints it (call <name>#<btf id>).
       const emu::KfuncDesc *kf =
           d.id == BPF_OPC_JMP_CALL_KFUNC && insn.imm >= 0 &&
@@ -260,9 +286,11 @@ int do_check(bpf_verifier_env &env) {
               ? env.opts.kfuncs[(size_t)insn.imm]
               : nullptr;
       if (kf)
-        env.log("%u: (%02x) call %s#%d", idx, insn.code, kf->name.c_str(), insn.imm);
+        env.log("%u: (%02x) call %s#%d\n", idx, insn.code, kf->name.c_str(), insn.imm);
       else
-        env.log("%u: (%02x) %s", idx, insn.code, bpf_insn_str(env.insns, idx).c_str());
+        env.log("%u: (%02x) %s\n", idx, insn.code, bpf_insn_str(env.insns, idx).c_str());
+      env.prev_insn_print_pos = env.res.log.size() - env.prev_log_pos;
+      env.prev_log_pos = env.res.log.size();
     }
 
     u32 next = idx + 1;
@@ -291,6 +319,9 @@ int do_check(bpf_verifier_env &env) {
         env.jmps_processed++;
         next = idx;
         err = check_cond_jmp_op(env, insn, d, &next);
+        // The path this state continues on, printed before the next instruction is looked at
+        // (check_cond_jmp_op() prints it).
+        if (!err && log1) print_insn_state(env, env.cur->cur());
         break;
       case bpf_opc::K_CALL:
         env.jmps_processed++;
@@ -309,7 +340,10 @@ int do_check(bpf_verifier_env &env) {
         break;
       case bpf_opc::K_EXIT:
         env.jmps_processed++;
-        if (env.cur->active_lock.held) {
+        // The lock must be released by the main program's exit; a subprogram may return with
+        // it held (its caller releases it), a callback may not.
+        if (env.cur->active_lock.held &&
+            (env.cur->curframe() == 0 || env.cur->cur().in_callback_fn)) {
           if (env.cur->curframe() == 0)
             env.verbose_err("BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region");
           else
@@ -320,6 +354,7 @@ int do_check(bpf_verifier_env &env) {
         if (env.cur->curframe() > 0) {
           next = idx;
           err = prepare_func_exit(env, &next);
+          print_state = true;
           break;
         }
         if ((err = check_reference_leak(env, false))) break;
@@ -332,16 +367,8 @@ int do_check(bpf_verifier_env &env) {
         break;
     }
     if (err) return err;
-    if (env.log_on(BPF_LOG_LEVEL2)) {
-      if (env.scratched_regs || env.scratched_stack) {
-        env.log(" ;");
-        print_insn_state(env, *env.cur, idx);
-      } else {
-        env.log("\n");
-      }
-    }
     if (path_done) {
-      if (!pop_stack(env)) return 0;
+      if (!pop_stack(env, &print_state)) return 0;
       continue;
     }
     env.cur->prev_insn_idx = idx;
@@ -401,7 +428,11 @@ int check_ld_imm_ref(bpf_verifier_env &env, u32 idx) {
     case BPF_PSEUDO_MAP_IDX:
     case BPF_PSEUDO_MAP_VALUE:
     case BPF_PSEUDO_MAP_IDX_VALUE:
-      if (insn.imm < 0 || (size_t)insn.imm >= env.opts.maps.size()) {
+      if (insn.imm < 0 || (size_t)insn.imm >= env.opts.maps.size() ||
+          (env.opts.maps_by_reloc &&
+           (insn.src_reg == BPF_PSEUDO_MAP_FD || insn.src_reg == BPF_PSEUDO_MAP_VALUE) &&
+           !std::binary_search(env.opts.map_reloc_insns.begin(), env.opts.map_reloc_insns.end(),
+                               idx))) {
         env.res.error_insn = (int)idx;
         env.verbose_err("fd %d is not pointing to valid bpf_map", insn.imm);
         return -EBADF;
@@ -447,7 +478,11 @@ int prepare_insns(bpf_verifier_env &env) {
                              &rows)) {
     rows.clear();
     env.res.error_insn = (int)bad;
-    // bpf_check_prog_layout() says "<reason> at insn N".
+    // bpf_check_prog_layout() says "<reason> at insn N"; the kernel's line is the reason alone
+    // (the index is in error_insn).
+    const std::string at = " at insn " + std::to_string(bad);
+    if (why.size() > at.size() && why.compare(why.size() - at.size(), at.size(), at) == 0)
+      why.resize(why.size() - at.size());
     env.verbose_err("%s", why.c_str());
     return -EINVAL;
   }
@@ -496,6 +531,7 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
                   (pt.sleepable == bpf_sleepable::optional && opts.sleepable);
   if (!err) err = prepare_insns(env);
   if (!err) err = check_subprogs(env);
+  if (!err) err = check_btf_line(env);
   if (!err) err = check_cfg(env);
   if (!err) {
     // Liveness is computed by is_state_visited() on the first comparison of states: most
@@ -503,6 +539,9 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
     env.explored.resize(insns.size());
     init_state(env);
     err = do_check(env);
+    // A program that passes leaves no walk in a level-1 log (kernel: do_check_common() resets
+    // the log), only what follows and the summary.
+    if (!err && opts.log_level && !(opts.log_level & BPF_LOG_LEVEL2)) res.log.clear();
   }
   if (!err) err = check_max_stack_depth(env);
 
@@ -513,17 +552,6 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
   for (const bpf_subprog_info &sp : env.subprogs) {
     res.subprog_starts.push_back(sp.start);
     res.subprog_stack_depth.push_back(sp.stack_depth);
-  }
-  if (err && opts.log_level && !(opts.log_level & BPF_LOG_LEVEL2)) {
-    // Level 1: the failing instruction, the reason, the state it failed in.
-    if (res.error_insn >= 0 && (size_t)res.error_insn < insns.size())
-      res.log += absl::StrFormat("%d: (%02x) %s\n", res.error_insn, insns[res.error_insn].code,
-                                 bpf_insn_str(insns, (u32)res.error_insn));
-    res.log += res.error + "\n";
-    if (env.cur) {
-      env.scratched_regs = 0;
-      print_verifier_state(env, *env.cur, true);
-    }
   }
   if (opts.log_level) {
     res.log += absl::StrFormat(

@@ -4,7 +4,8 @@
 //
 // Mirrors: kernel/bpf/verifier.c (check_mem_access, check_ptr_alignment, check_map_access,
 //          check_mem_region_access, check_ctx_access, check_ptr_to_btf_access, check_atomic,
-//          check_helper_mem_access, bpf_map_direct_read) (Linux 6.19)
+//          check_helper_mem_access, bpf_map_direct_read, save_aux_ptr_type,
+//          check_ptr_to_map_access, __check_ptr_off_reg) (Linux 6.19)
 // Emulation: kernel-object fields are read through the field lists a subsystem registered
 //   (bpf_btf_struct), not through vmlinux BTF; writes through PTR_TO_BTF_ID are rejected.
 //   Storing a pointer into a map, memory or the context is rejected unless
@@ -17,8 +18,6 @@
 #include "bpfvm/verifier_state.h"
 
 namespace umemcg {
-
-namespace {
 
 int check_ptr_alignment(bpf_verifier_env &env, const bpf_reg_state &reg, s32 off, int size,
                         bool strict_once) {
@@ -41,6 +40,8 @@ int check_ptr_alignment(bpf_verifier_env &env, const bpf_reg_state &reg, s32 off
   }
   return 0;
 }
+
+namespace {
 
 // [off + smin, off + umax + size) within [0, mem_size) (check_mem_region_access).
 int check_mem_region_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg, s32 off,
@@ -158,6 +159,11 @@ bool size_allowed(u8 mask, int size) {
 
 int check_ctx_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg, s32 off,
                      int size, bpf_access_type t, bpf_reg_state *out) {
+  // __check_ptr_off_reg(): a negative fixed offset first, then any.
+  if (reg.off < 0) {
+    env.verbose_err("negative offset ctx ptr R%u off=%d disallowed", regno, reg.off);
+    return -EACCES;
+  }
   if (reg.off) {
     env.verbose_err("dereference of modified ctx ptr R%u off=%d disallowed", regno, reg.off);
     return -EACCES;
@@ -252,6 +258,59 @@ bool map_direct_read(const bpf_verifier_map &map, const bpf_reg_state &reg, s32 
 
 }  // namespace
 
+namespace {
+
+// The kernel struct a map pointer points to (the map type's ops->map_btf_id), nullptr if not
+// known here.
+const char *map_struct_name(u32 map_type) {
+  switch (map_type) {
+    case BPF_MAP_TYPE_ARRAY:
+    case BPF_MAP_TYPE_PERCPU_ARRAY:
+    case BPF_MAP_TYPE_PROG_ARRAY:
+    case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
+    case BPF_MAP_TYPE_CGROUP_ARRAY:
+    case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+      return "bpf_array";
+    case BPF_MAP_TYPE_HASH:
+    case BPF_MAP_TYPE_PERCPU_HASH:
+    case BPF_MAP_TYPE_LRU_HASH:
+    case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+    case BPF_MAP_TYPE_HASH_OF_MAPS:
+      return "bpf_htab";
+    case BPF_MAP_TYPE_RINGBUF:
+    case BPF_MAP_TYPE_USER_RINGBUF:
+      return "bpf_ringbuf_map";
+    case BPF_MAP_TYPE_TASK_STORAGE:
+    case BPF_MAP_TYPE_INODE_STORAGE:
+    case BPF_MAP_TYPE_SK_STORAGE:
+      return "bpf_local_storage_map";
+    default:
+      return nullptr;
+  }
+}
+
+// check_ptr_to_map_access(): a privileged program may read the fields of the struct a map
+// pointer points to, at non-negative offsets.
+// Emulation: no struct bpf_map exists here; the reads themselves are refused by the caller
+//   ("invalid mem access 'map_ptr'"), the kernel's refusals of a negative offset and of a write
+//   are its own.
+int check_ptr_to_map_access(bpf_verifier_env &env, u32 regno, const bpf_verifier_map &map,
+                            s32 off, bpf_access_type t) {
+  const char *tname = map_struct_name(map.map_type);
+  if (!tname) return 0;
+  if (off < 0) {
+    env.verbose_err("R%u is %s invalid negative access: off=%d", regno, tname, off);
+    return -EACCES;
+  }
+  if (t != BPF_READ) {
+    env.verbose_err("only read from %s is supported", tname);
+    return -EACCES;
+  }
+  return 0;
+}
+
+}  // namespace
+
 int check_mem_access(bpf_verifier_env &env, u32 insn_idx, u32 regno, s32 off, int size,
                      bpf_access_type t, int value_regno, bool strict_alignment_once,
                      bool sign_ext) {
@@ -263,6 +322,8 @@ int check_mem_access(bpf_verifier_env &env, u32 insn_idx, u32 regno, s32 off, in
   bpf_reg_state result;
   __mark_reg_unknown(result);
 
+  if (reg.type == CONST_PTR_TO_MAP && reg.map_ptr && env.opts.allow_ptr_leaks)
+    if (int err = check_ptr_to_map_access(env, regno, *reg.map_ptr, off + reg.off, t)) return err;
   if (type_may_be_null(reg.type) || reg.type == SCALAR_VALUE || reg.type == NOT_INIT ||
       base_type(reg.type) == CONST_PTR_TO_MAP || base_type(reg.type) == PTR_TO_FUNC) {
     env.verbose_err("R%u invalid mem access '%s'", regno, reg_type_name(reg.type).c_str());
@@ -279,7 +340,7 @@ int check_mem_access(bpf_verifier_env &env, u32 insn_idx, u32 regno, s32 off, in
   switch (base_type(reg.type)) {
     case PTR_TO_STACK: {
       s64 min_off, max_off;
-      if (int err = check_stack_access_within_bounds(env, regno, reg, off, size, t, false,
+      if (int err = check_stack_access_within_bounds(env, regno, reg, off, size, t,
                                                      &min_off, &max_off))
         return err;
       bpf_func_state &sf = env.cur->frame[reg.frameno];
@@ -366,20 +427,60 @@ int check_mem_access(bpf_verifier_env &env, u32 insn_idx, u32 regno, s32 off, in
   return 0;
 }
 
+namespace {
+
+// Pointer types whose loads and stores the kernel rewrites per instruction (context field
+// conversion, socket and BTF accesses): one instruction may not reach two of them, nor one of
+// them and another pointer type.
+bool reg_type_mismatch_ok(u32 type) {
+  switch (base_type(type)) {
+    case PTR_TO_CTX:
+    case PTR_TO_BTF_ID:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// save_aux_ptr_type(): remembers the pointer type insn_idx accessed memory through, and refuses
+// a second, incompatible one on another path. allow_trust_mismatch (loads): two BTF pointers of
+// different trust are one untrusted BTF pointer.
+int save_aux_ptr_type(bpf_verifier_env &env, u32 insn_idx, u32 type, bool allow_trust_mismatch) {
+  u32 &prev = env.aux[insn_idx].ptr_type;
+  if (prev == NOT_INIT) {
+    prev = type;
+    return 0;
+  }
+  if (type == prev || (reg_type_mismatch_ok(type) && reg_type_mismatch_ok(prev))) return 0;
+  if (allow_trust_mismatch && base_type(type) == PTR_TO_BTF_ID &&
+      base_type(prev) == PTR_TO_BTF_ID) {
+    prev = PTR_TO_BTF_ID | PTR_UNTRUSTED;
+    return 0;
+  }
+  env.verbose_err("same insn cannot be used with different pointers");
+  return -EINVAL;
+}
+
+}  // namespace
+
 int check_load_store(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opcode_desc &d,
                      u32 insn_idx) {
   const int size = bpf_opcode_mem_bytes(d);
   if (d.form == bpf_opc::F_LDX) {
     if (int err = check_reg_arg(env, insn.src_reg, SRC_OP)) return err;
     if (int err = check_reg_arg(env, insn.dst_reg, DST_OP_NO_MARK)) return err;
-    return check_mem_access(env, insn_idx, insn.src_reg, insn.off, size, BPF_READ, insn.dst_reg,
-                            false, BPF_MODE(insn.code) == BPF_MEMSX);
+    const u32 src_type = env.cur->cur().regs[insn.src_reg].type;
+    if (int err = check_mem_access(env, insn_idx, insn.src_reg, insn.off, size, BPF_READ,
+                                   insn.dst_reg, false, BPF_MODE(insn.code) == BPF_MEMSX))
+      return err;
+    return save_aux_ptr_type(env, insn_idx, src_type, true);
   }
   if (d.form == bpf_opc::F_STX) {
     if (int err = check_reg_arg(env, insn.src_reg, SRC_OP)) return err;
   }
   if (int err = check_reg_arg(env, insn.dst_reg, SRC_OP)) return err;
   const bpf_reg_state &dst = env.cur->cur().regs[insn.dst_reg];
+  const u32 dst_type = dst.type;
   if (d.form == bpf_opc::F_ST && base_type(dst.type) == PTR_TO_CTX &&
       env.ptype.ctx_kind == bpf_ctx_kind::fields) {
     // Stores of an immediate into the context are refused as in the kernel (BPF_ST into ctx).
@@ -387,8 +488,10 @@ int check_load_store(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opco
                     reg_type_name(dst.type).c_str());
     return -EACCES;
   }
-  return check_mem_access(env, insn_idx, insn.dst_reg, insn.off, size, BPF_WRITE,
-                          d.form == bpf_opc::F_STX ? insn.src_reg : -1, false, false);
+  if (int err = check_mem_access(env, insn_idx, insn.dst_reg, insn.off, size, BPF_WRITE,
+                                 d.form == bpf_opc::F_STX ? insn.src_reg : -1, false, false))
+    return err;
+  return save_aux_ptr_type(env, insn_idx, dst_type, false);
 }
 
 int check_atomic(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opcode_desc &d,
@@ -440,7 +543,11 @@ int check_helper_mem_access(bpf_verifier_env &env, u32 regno, u64 access_size, b
   const int size = (int)access_size;
   switch (base_type(reg.type)) {
     case PTR_TO_STACK:
-      if (size == 0 && zero_size_allowed) return 0;
+      if (size == 0 && zero_size_allowed) {
+        // Nothing is read or written, but the pointer must still be within the stack.
+        s64 min_off, max_off;
+        return check_stack_access_within_bounds(env, regno, reg, 0, 0, t, &min_off, &max_off);
+      }
       return check_stack_helper_access(env, regno, reg, size, t);
     case PTR_TO_MAP_VALUE:
       if (int err = check_map_access_type(env, *reg.map_ptr, reg.off, size, t)) return err;

@@ -12,7 +12,7 @@ namespace umemcg {
 
 // [*min_off, *max_off) are frame-pointer offsets the access may touch.
 int check_stack_access_within_bounds(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
-                                     s32 off, int size, bpf_access_type t, bool helper,
+                                     s32 off, int size, bpf_access_type t,
                                      s64 *min_off, s64 *max_off);
 int check_stack_write(bpf_verifier_env &env, bpf_func_state &f, u32 regno, s64 min_off,
                       s64 max_off, int size, const bpf_reg_state &val, bool var_off);

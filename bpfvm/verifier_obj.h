@@ -11,6 +11,7 @@
 //   the created maps).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "bpfvm/object.h"
@@ -21,6 +22,9 @@ namespace umemcg::emu {
 struct BpfVerifierInputs {
   std::vector<bpf_verifier_map> maps;      // index = BpfObject::maps index
   std::vector<const KfuncDesc *> kfuncs;   // index = BpfObject::externs index (nullptr: none)
+  // The inner-map templates maps[i].inner_map points to (heap-held: moving the inputs keeps
+  // them where they are).
+  std::vector<std::shared_ptr<const bpf_verifier_map>> inner_maps;
 };
 
 // The tables for every program of obj. Frozen .rodata contents are exposed for constant loads;

@@ -321,7 +321,18 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
       // more async callback is a later run of the callback, not a loop (async_entry_cnt).
       if (sl.state->async_entry_cnt == cur.async_entry_cnt &&
           states_equal_masked(*sl.state, cur, bpf_exact::exact, masks, uninit)) {
+        // The source line, the reason, then both states (the kernel's last line before the
+        // summary is the old one's).
+        verbose_linfo(env, insn_idx, "; ");
         env.verbose_err("infinite loop detected at insn %u", insn_idx);
+        const bpf_func_state &old_f =
+            sl.state->frame[std::min<size_t>(cur.curframe(), sl.state->frame.size() - 1)];
+        // The explored state's registers that the loop's decisions read are the ones the
+        // kernel's backtracking has marked precise there ("P"); the current state has no marks
+        // yet.
+        const u16 precise = env.aux[insn_idx].precise_in;
+        env.verbose_err("cur state:%s", verifier_state_str(env, cur, cur.cur(), 0).c_str());
+        env.verbose_err("old state:%s", verifier_state_str(env, *sl.state, old_f, precise).c_str());
         return -EINVAL;
       }
       // In a loop, iterations differ: a checkpoint only every 20 jumps or 100 instructions.

@@ -3,7 +3,7 @@
 // must be released exactly once on every path.
 //
 // Mirrors: kernel/bpf/verifier.c (acquire_reference_state, release_reference_state,
-//          release_reference, check_reference_leak) (Linux 6.19)
+//          release_reference, mark_reg_invalid, check_reference_leak) (Linux 6.19)
 // Emulation: registers that held a released reference become NOT_INIT (the kernel's choice for
 //   loaders without pointer-leak rights), so a use after release or a second release is an
 //   uninitialised-register read.
@@ -32,7 +32,10 @@ int release_reference(bpf_verifier_env &env, u32 ref_obj_id) {
   }
   refs.erase(it);
   bpf_for_each_reg(*env.cur, [&](bpf_reg_state &r) {
-    if (r.ref_obj_id == ref_obj_id) mark_reg_not_init(r);
+    // mark_reg_invalid(): a loader allowed to leak pointers keeps an unknown scalar.
+    if (r.ref_obj_id != ref_obj_id) return;
+    if (env.opts.allow_ptr_leaks) __mark_reg_unknown(r);
+    else mark_reg_not_init(r);
   });
   return 0;
 }

@@ -113,6 +113,16 @@ void reg32_deduce_bounds(bpf_reg_state &reg) {
   if ((u32)reg.s32_min_value <= (u32)reg.s32_max_value) {
     reg.u32_min_value = std::max(reg.u32_min_value, (u32)reg.s32_min_value);
     reg.u32_max_value = std::min(reg.u32_max_value, (u32)reg.s32_max_value);
+  } else {
+    // The s32 range crosses the sign bit: as u32 it is [0, s32_max] plus [(u32)s32_min, max].
+    // A u32 range meeting only one of the two pieces lies in it.
+    if (reg.u32_max_value < (u32)reg.s32_min_value) {
+      reg.s32_min_value = (s32)reg.u32_min_value;
+      reg.u32_max_value = std::min(reg.u32_max_value, (u32)reg.s32_max_value);
+    } else if ((u32)reg.s32_max_value < reg.u32_min_value) {
+      reg.s32_max_value = (s32)reg.u32_max_value;
+      reg.u32_min_value = std::max(reg.u32_min_value, (u32)reg.s32_min_value);
+    }
   }
 }
 
@@ -124,6 +134,16 @@ void reg64_deduce_bounds(bpf_reg_state &reg) {
   if ((u64)reg.smin_value <= (u64)reg.smax_value) {
     reg.umin_value = std::max(reg.umin_value, (u64)reg.smin_value);
     reg.umax_value = std::min(reg.umax_value, (u64)reg.smax_value);
+  } else {
+    // The s64 range crosses the sign bit: as u64 it is [0, smax] plus [(u64)smin, U64_MAX]. A
+    // u64 range meeting only one of the two pieces lies in it.
+    if (reg.umax_value < (u64)reg.smin_value) {
+      reg.smin_value = (s64)reg.umin_value;
+      reg.umax_value = std::min(reg.umax_value, (u64)reg.smax_value);
+    } else if ((u64)reg.smax_value < reg.umin_value) {
+      reg.smax_value = (s64)reg.umax_value;
+      reg.umin_value = std::max(reg.umin_value, (u64)reg.smin_value);
+    }
   }
 }
 

@@ -60,9 +60,11 @@ int grow_stack_state(bpf_verifier_env &env, bpf_func_state &f, s64 lowest_off) {
 }
 
 int check_stack_access_within_bounds(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
-                                     s32 off, int size, bpf_access_type t, bool helper,
+                                     s32 off, int size, bpf_access_type t,
                                      s64 *min_off, s64 *max_off) {
-  const char *extra = helper ? " indirect access to" : t == BPF_READ ? " read from" : " write to";
+  // A helper's access is a read or a write as its argument says (the kernel's
+  // check_stack_range_initialized() passes the helper's access type since Linux 6.14).
+  const char *extra = t == BPF_READ ? " read from" : " write to";
   if (tnum_is_const(reg.var_off)) {
     *min_off = (s64)reg.var_off.value + reg.off + off;
     *max_off = *min_off + size;
@@ -130,6 +132,7 @@ int check_stack_write(bpf_verifier_env &env, bpf_func_state &f, u32 regno, s64 m
   for (s64 o = min_off; o < max_off; o++) {
     bpf_stack_state *s = stack_slot(f, o, true);
     const int i = byte_idx(o);
+    if (-o - 1 < 64 * BPF_REG_SIZE) env.scratched_stack |= 1ull << ((-o - 1) / BPF_REG_SIZE);
     if (slot_is_spilled_ptr(*s) && !leaks_ok) {
       env.verbose_err("attempt to corrupt spilled pointer on stack");
       return -EACCES;
@@ -150,6 +153,7 @@ int check_stack_read(bpf_verifier_env &env, bpf_func_state &f, u32 regno, const 
                      s64 min_off, s64 max_off, int size, bpf_reg_state *out, bool sign_ext) {
   const bool allow_uninit = env.opts.allow_uninit_stack;
   if (tnum_is_const(ptr.var_off)) {
+    env.scratched_stack |= 1ull << ((-min_off - 1) / BPF_REG_SIZE);
     bpf_stack_state *s = stack_slot(f, min_off, false);
     const int idx = byte_idx(min_off);
     if (s && s->slot_type[idx] == STACK_SPILL) {
@@ -158,12 +162,9 @@ int check_stack_read(bpf_verifier_env &env, bpf_func_state &f, u32 regno, const 
       while (spill_size < BPF_REG_SIZE && s->slot_type[spill_size] == STACK_SPILL) spill_size++;
       if (is_pointer(sp)) {
         if (size != BPF_REG_SIZE || idx != 0) {
-          if (!env.opts.allow_ptr_leaks) {
-            env.verbose_err("invalid size of register fill");
-            return -EACCES;
-          }
-          __mark_reg_unknown(*out);
-          return 0;
+          // Refused for every loader, ptr leaks allowed or not.
+          env.verbose_err("invalid size of register fill");
+          return -EACCES;
         }
         *out = sp;
         return 0;
@@ -222,6 +223,7 @@ int check_stack_read(bpf_verifier_env &env, bpf_func_state &f, u32 regno, const 
   for (s64 o = min_off; o < max_off; o++) {
     bpf_stack_state *s = stack_slot(f, o, false);
     const u8 t = s ? s->slot_type[byte_idx(o)] : (u8)STACK_INVALID;
+    if (-o - 1 < 64 * BPF_REG_SIZE) env.scratched_stack |= 1ull << ((-o - 1) / BPF_REG_SIZE);
     if ((t == STACK_INVALID && !allow_uninit) ||
         (s && slot_is_spilled_ptr(*s) && !env.opts.allow_ptr_leaks)) {
       env.verbose_err("invalid read from stack R%u var_off %s+%lld size %d", regno,
@@ -238,7 +240,7 @@ int check_stack_read(bpf_verifier_env &env, bpf_func_state &f, u32 regno, const 
 int check_stack_helper_access(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg,
                               int size, bpf_access_type t) {
   s64 min_off, max_off;
-  if (int err = check_stack_access_within_bounds(env, regno, reg, 0, size, t, true, &min_off,
+  if (int err = check_stack_access_within_bounds(env, regno, reg, 0, size, t, &min_off,
                                                  &max_off))
     return err;
   bpf_func_state &f = env.cur->frame[reg.frameno];
@@ -256,10 +258,10 @@ int check_stack_helper_access(bpf_verifier_env &env, u32 regno, const bpf_reg_st
     }
     if (ty == STACK_INVALID && !env.opts.allow_uninit_stack) {
       if (var)
-        env.verbose_err("invalid indirect read from stack R%u var_off %s+%lld size %d", regno,
+        env.verbose_err("invalid read from stack R%u var_off %s+%lld size %d", regno,
                         tnum_str(reg.var_off).c_str(), (long long)(o - min_off), size);
       else
-        env.verbose_err("invalid indirect read from stack R%u off %lld+%lld size %d", regno,
+        env.verbose_err("invalid read from stack R%u off %lld+%lld size %d", regno,
                         (long long)min_off, (long long)(o - min_off), size);
       return -EACCES;
     }
@@ -270,9 +272,11 @@ int check_stack_helper_access(bpf_verifier_env &env, u32 regno, const bpf_reg_st
     }
   }
   if (t == BPF_WRITE) {
-    // The helper writes unknown bytes (MEM_UNINIT): spills in the range are destroyed.
+    // The helper writes unknown bytes (MEM_UNINIT): spills in the range are destroyed. The
+    // slots are in the log's state after the call (the kernel writes them byte by byte).
     for (s64 o = min_off; o < max_off; o++) {
       bpf_stack_state *s = stack_slot(f, o, true);
+      env.scratched_stack |= 1ull << ((-o - 1) / BPF_REG_SIZE);
       if (s->slot_type[0] == STACK_SPILL) {
         for (u8 &b : s->slot_type) b = STACK_MISC;
       }

@@ -123,6 +123,10 @@ struct bpf_verifier_state {
   bpf_branch_node *parent = nullptr;  // the last checkpoint on this path
   u32 insn_idx = 0;
   u32 prev_insn_idx = 0;
+  // A queued path: the log's length when it was queued (kernel: bpf_verifier_stack_elem's
+  // log_pos). Below level 2 the log goes back there when the path is taken up, so that a log
+  // of a rejected program shows the path to the error and no path that ended safely.
+  size_t log_pos = 0;
 
   u32 curframe() const { return (u32)frame.size() - 1; }
   bpf_func_state &cur() { return frame.back(); }
@@ -170,6 +174,9 @@ struct bpf_insn_aux_data {
   // imprecise spilled registers do.
   u64 precise_stack_in = 0;
   u32 subprogno = 0;
+  // The pointer type this load or store first accessed memory through, on any path
+  // (save_aux_ptr_type()): NOT_INIT until then.
+  u32 ptr_type = NOT_INIT;
 };
 
 struct bpf_verifier_env {
@@ -205,9 +212,16 @@ struct bpf_verifier_env {
   bool sleepable = false;
   bool liveness_done = false;  // aux[].live_in/precise_in computed (first state comparison)
 
-  // Registers written by the instruction being checked (the log's "_w" marks).
+  // Registers and stack slots (bit spi) the instructions since the last state line read or
+  // wrote: the log's state after an instruction prints these (kernel: scratched_regs,
+  // scratched_stack_slots). All are set when a path starts.
   u16 scratched_regs = 0;
   u64 scratched_stack = 0;
+  // The log's bookkeeping (kernel: prev_log_pos, prev_insn_print_pos, prev_linfo): where the
+  // last instruction line ended (npos: none yet), its length, the last source line printed.
+  size_t prev_log_pos = std::string::npos;
+  size_t prev_insn_print_pos = 0;
+  const bpf_line_info *prev_linfo = nullptr;
 
   bpf_verifier_env(std::span<const bpf_insn> i, const bpf_verifier_opts &o,
                    bpf_verifier_result &r)
@@ -278,10 +292,18 @@ int check_load_store(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opco
 int check_atomic(bpf_verifier_env &env, const bpf_insn &insn, const bpf_opcode_desc &d,
                  u32 insn_idx);
 // Helper memory arguments: access_size bytes (or zero) from reg regno.
+// An access of size bytes at reg + off is aligned (always on the stack; elsewhere when strict
+// alignment is asked for, or strict_once).
+int check_ptr_alignment(bpf_verifier_env &env, const bpf_reg_state &reg, s32 off, int size,
+                        bool strict_once);
 int check_helper_mem_access(bpf_verifier_env &env, u32 regno, u64 access_size,
                             bpf_access_type t, bool zero_size_allowed);
 bpf_stack_state *stack_slot(bpf_func_state &f, s64 off, bool grow);
 int grow_stack_state(bpf_verifier_env &env, bpf_func_state &f, s64 lowest_off);
+
+// verbose_invalid_scalar(): what is known of a scalar outside its range (" smin=N smax=N", the
+// bounds that are not the type's limits, or " unknown scalar value"). verifier_main.cc.
+std::string scalar_has(const bpf_reg_state &r0);
 
 // --- calls (verifier_calls.cc) ---------------------------------------------------------------
 int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx);
@@ -306,12 +328,31 @@ void bpf_for_each_reg(bpf_verifier_state &st, Fn fn) {
 
 // --- control flow (verifier_cfg.cc) ----------------------------------------------------------
 int check_subprogs(bpf_verifier_env &env);
+// --- line info (verifier_linfo.cc) ------------------------------------------------------------
+// The line info is sorted, inside the program, names strings, and covers every subprogram's
+// first instruction (needs env.subprogs).
+int check_btf_line(bpf_verifier_env &env);
+// Logs prefix and "<source line> @ <file>:<line>" when insn_off starts a record for another
+// source line than the last one printed.
+void verbose_linfo(bpf_verifier_env &env, u32 insn_off, const char *prefix);
 int check_cfg(bpf_verifier_env &env);
 void compute_live_registers(bpf_verifier_env &env);
 void compute_live_stack(bpf_verifier_env &env);
 void compute_precise_registers(bpf_verifier_env &env);
 int check_max_stack_depth(bpf_verifier_env &env);
 u32 find_subprog(const bpf_verifier_env &env, u32 insn_idx);
+
+// What a straight-line run of instructions before k (no jump into it) leaves in register
+// regno at k: fp plus a constant (`r2 = r10; r2 += -4`), a map (its ld_imm64), or unknown.
+struct bpf_static_reg {
+  enum kind_t : u8 { unknown, fp_plus, map_ref } kind = unknown;
+  s64 off = 0;                             // fp: the offset from the frame pointer
+  const bpf_verifier_map *map = nullptr;   // map: the map
+};
+bpf_static_reg bpf_static_reg_value(const bpf_verifier_env &env, u32 k, u32 regno);
+// A lookup in this map with a constant key in range returns a non-NULL value
+// (can_elide_value_nullness(): arrays, not inner-map templates).
+bool can_elide_value_nullness(const bpf_verifier_map &map);
 
 // --- pruning (verifier_pruning.cc) -----------------------------------------------------------
 // 1: the current state is covered by an explored one (prune), 0: continue, <0: error.
@@ -341,8 +382,20 @@ void pop_into_cur(bpf_verifier_env &env);
 
 // --- log (verifier_log.cc) -------------------------------------------------------------------
 std::string bpf_insn_str(std::span<const bpf_insn> insns, u32 idx);
-std::string print_reg_state(const bpf_reg_state &reg);
-void print_verifier_state(bpf_verifier_env &env, const bpf_verifier_state &st, bool print_all);
-void print_insn_state(bpf_verifier_env &env, const bpf_verifier_state &st, u32 insn_idx);
+// The log's state of one register of frame f ("scalar(smin=0,smax=umax=0xffffffff)").
+std::string print_reg_state(const bpf_func_state &f, const bpf_reg_state &reg);
+// The registers and stack slots of frame f: all of them, or (print_all false) the scratched
+// ones, whose marks are then cleared. One line.
+void print_verifier_state(bpf_verifier_env &env, const bpf_func_state &f, bool print_all);
+// The whole state line of frame f of path st (" R0=... R10=fp0 fp-8=..."), as the log prints it;
+// the scalars of the registers in `precise` marked "P".
+std::string verifier_state_str(const bpf_verifier_env &env, const bpf_verifier_state &st,
+                               const bpf_func_state &f, u16 precise);
+// The state after an instruction: on the instruction's line when nothing was logged since it,
+// aligned as the kernel aligns it, else on a line of its own ("N: R0=..."); scratched only.
+void print_insn_state(bpf_verifier_env &env, const bpf_func_state &f);
+// The column of the state after an instruction (kernel: BPF_LOG_MIN_ALIGNMENT, _ALIGNMENT).
+inline constexpr size_t BPF_LOG_MIN_ALIGNMENT = 8;
+inline constexpr size_t BPF_LOG_ALIGNMENT = 40;
 
 }  // namespace umemcg

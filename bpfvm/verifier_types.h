@@ -46,6 +46,8 @@ inline constexpr u32 MEM_ALLOC = 1u << 18;
 inline constexpr u32 PTR_TRUSTED = 1u << 19;
 inline constexpr u32 MEM_RCU = 1u << 20;
 inline constexpr u32 NON_OWN_REF = 1u << 21;
+inline constexpr u32 MEM_ALIGNED = 1u << 22;  // aligned to its fixed size (strict alignment)
+inline constexpr u32 MEM_WRITE = 1u << 23;    // the helper writes the memory
 inline constexpr u32 BPF_BASE_TYPE_MASK = 0xff;
 inline constexpr u32 base_type(u32 t) { return t & BPF_BASE_TYPE_MASK; }
 inline constexpr u32 type_flag(u32 t) { return t & ~BPF_BASE_TYPE_MASK; }

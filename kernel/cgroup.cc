@@ -128,6 +128,7 @@ void init_css(cgroup_subsys_state *css, cgroup *cgrp, cgroup_subsys *ss,
   atomic_long_set(&css->refcnt, 1);  // the base reference
   cgrp->self.cgroup = cgrp;
   cgrp->self.flags = CSS_NO_REF;
+  cgrp->dom_cgrp = cgrp;  // a new cgroup is a domain
   cgrp->self.id = id;
   cgrp->subsys_css = css;
   cgrp->id = static_cast<u64>(id);
@@ -271,11 +272,12 @@ namespace {
 // cgroup_destroy_locked: unlink, remove the directory (draining its files' operations, with
 // cgroup_mutex held as the kernel does), update the counters, offline the css.
 void cgroup_destroy_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
-  auto &sib = cgrp->parent->children;
-  sib.erase(std::find(sib.begin(), sib.end(), cgrp));
+  list_del(&cgrp->sibling);
   cgrp->removed = true;
   cgrp->dying_visible = cgrp->subsys_css->flags & CSS_VISIBLE;
   cgroup_fs_remove_dir(cgrp);
+  if (cgroup_is_threaded(cgrp))
+    WRITE_ONCE(cgrp->parent->nr_threaded_children, cgrp->parent->nr_threaded_children - 1);
   for (cgroup *p = cgrp->parent; p; p = p->parent) {
     p->nr_descendants--;
     p->nr_dying_descendants++;
@@ -388,7 +390,7 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
   cgrp->level = parent->level + 1;
   init_css(css, cgrp, ss, parent_css, id);
   css_get(parent_css);  // a child pins its parent until it is freed
-  parent->children.push_back(cgrp);
+  list_add_tail(&cgrp->sibling, &parent->children.head);
   cgroup_bpf_inherit(cgrp);
 
   int ret = parent->kn ? cgroup_fs_create_dir(cgrp) : 0;
@@ -397,7 +399,7 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
     if (ret) cgroup_fs_remove_dir(cgrp);
   }
   if (ret) {
-    parent->children.pop_back();
+    list_del(&cgrp->sibling);
     free_id(id);
     free_css(css);
     *err = ret;
@@ -406,7 +408,7 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
   WRITE_ONCE(css->flags, css->flags | CSS_ONLINE);
   for (cgroup *p = parent; p; p = p->parent) p->nr_descendants++;
   if (cgrp->kn) cgroup_fs_activate_dir(cgrp);
-  if (parent->children.size() == 1 && ss->css_became_parent) ss->css_became_parent(parent_css);
+  if (parent->children.singular() && ss->css_became_parent) ss->css_became_parent(parent_css);
   *err = 0;
   return cgrp;
 }

@@ -25,6 +25,8 @@
 #pragma once
 
 #include <climits>
+#include <cstddef>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@
 #include "shim/atomic.h"
 #include "shim/mutex.h"
 #include "shim/jiffies.h"
+#include "shim/list.h"
 #include "shim/rcupdate.h"
 #include "shim/spinlock.h"
 #include "shim/timer.h"
@@ -110,6 +113,46 @@ void cgroup_file_notify(cgroup_file *cfile);
 // removal; waits for a running deferred notification).
 void cgroup_file_set_kn(cgroup_file *cfile, struct kernfs_node *kn);
 
+// A cgroup's list of children (of their cgroup::sibling links), iterated as cgroup pointers:
+// `for (cgroup *child : cgrp->children)` walks them in creation order, as
+// css_for_each_child() does.
+struct cgroup_children {
+  list_head head;
+
+  struct iterator {
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = cgroup *;
+    using difference_type = std::ptrdiff_t;
+    using pointer = cgroup **;
+    using reference = cgroup *;
+    list_head *pos = nullptr;
+    cgroup *operator*() const;
+    iterator &operator++() {
+      pos = pos->next;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      pos = pos->next;
+      return old;
+    }
+    bool operator==(const iterator &o) const { return pos == o.pos; }
+    bool operator!=(const iterator &o) const { return pos != o.pos; }
+  };
+
+  cgroup_children() = default;
+  cgroup_children(const cgroup_children &) = delete;
+  cgroup_children &operator=(const cgroup_children &) = delete;
+
+  iterator begin() { return iterator{head.next}; }
+  iterator end() { return iterator{&head}; }
+  bool empty() const { return list_empty(&head); }
+  // The youngest child. The list must not be empty.
+  cgroup *back() const;
+  // Exactly one child (list_is_singular).
+  bool singular() const { return !list_empty(&head) && head.next == head.prev; }
+};
+
 struct cgroup {
   // The cgroup's own css (css->ss == nullptr), first as in the kernel, so &cgrp->self is the
   // cgroup's address: BPF programs pass it to kfuncs taking any css (bpf_get_mem_cgroup).
@@ -122,7 +165,11 @@ struct cgroup {
   int level = 0;  // 0 for the root
   u64 id = 0;     // the kernfs id (here: the css id)
   struct cgroup_subsys_state *subsys_css = nullptr;  // the one controller's css
-  std::vector<cgroup *> children;  // live (not yet removed) children, under cgroup_mutex
+  // Live (not yet removed) children in creation order, linked through their sibling, under
+  // cgroup_mutex (the kernel's self.children list of self.sibling links: rmdir unlinks a
+  // cgroup in O(1) with list_del()).
+  struct cgroup_children children;
+  list_head sibling;
   int nr_populated = 0;            // mms attached by emu::mm_attach (under css_set_lock)
   bool removed = false;            // rmdir done
   struct cgroup_bpf bpf;           // cgroup-bpf attachments and effective arrays
@@ -145,8 +192,19 @@ struct cgroup {
   // Tasks (kernel/cgroup_tasks.cc), under css_set_lock.
   struct css_set *cset = nullptr;    // the css_set of tasks in this cgroup
   int nr_populated_csets = 0;        // 1 while the cgroup has tasks
-  int nr_populated_domain_children = 0;  // children that are populated
+  int nr_populated_domain_children = 0;    // domain children that are populated
+  int nr_populated_threaded_children = 0;  // threaded children that are populated
+
+  // Threaded mode (v2, kernel/cgroup_fs.cc), under cgroup_mutex. dom_cgrp is the cgroup itself
+  // for a domain cgroup, the threaded domain (the thread root) for a threaded one.
+  struct cgroup *dom_cgrp = nullptr;
+  int nr_threaded_children = 0;  // live threaded children
 };
+
+inline cgroup *cgroup_children::iterator::operator*() const {
+  return list_entry(pos, cgroup, sibling);
+}
+inline cgroup *cgroup_children::back() const { return list_entry(head.prev, cgroup, sibling); }
 
 struct cgroup_root {
   bool dfl = true;         // the default (v2) hierarchy, else v1

@@ -6,11 +6,13 @@
 // Mirrors: kernel/cgroup/cgroup.c (Linux 6.19): cgroup_kf_ops, cgroup_file_open/release,
 //   cgroup_seqfile_show, cgroup_file_write, cgroup_file_name/mode, cgroup_add_file,
 //   cgroup_rm_file, cgroup_addrm_files, css_populate_dir, css_clear_dir, cgroup_kn_lock_live,
-//   cgroup_base_files (cgroup.type, .procs, .controllers, .subtree_control, .events,
+//   cgroup_base_files (cgroup.type, .procs, .threads, .controllers, .subtree_control, .events,
 //   .max.descendants, .max.depth, .stat, .kill), cgroup_subtree_control_write,
 //   cgroup_vet_subtree_control_enable, cgroup_apply_control_enable/disable,
-//   cgroup_update_dfl_csses; kernel/cgroup/cgroup-v1.c (cgroup1_base_files: cgroup.procs,
-//   tasks, notify_on_release, release_agent, cgroup.clone_children, cgroup.sane_behavior)
+//   cgroup_update_dfl_csses, cgroup_control, cgroup_enable_threaded, cgroup_type_show/write,
+//   cgroup_procs_start (-EOPNOTSUPP in a threaded cgroup), cgroup_threads_write;
+//   kernel/cgroup/cgroup-v1.c (cgroup1_base_files: cgroup.procs, tasks, notify_on_release,
+//   release_agent, cgroup.clone_children, cgroup.sane_behavior)
 // Emulation: a cgroup has its controller css for its whole life (kernel/cgroup.h). On v2 the
 //   css's files exist only where the parent's subtree_control enables the controller
 //   (CSS_VISIBLE), and tasks use the nearest such css up the tree (cgroup_e_css), as in the
@@ -18,10 +20,14 @@
 //   the kernel does to a css that must stay); the kernel instead kills the css and creates a
 //   new one at the next enable, so here charges the old css still holds are seen again after
 //   re-enabling.
-// Emulation: threaded cgroups are not modelled: cgroup.type is always "domain" (writing
-//   "threaded" fails with -EOPNOTSUPP) and there is no cgroup.threads; cgroup.freeze is absent
-//   (cgroup.events reports frozen 0). There is no namespace delegation (CFTYPE_NS_DELEGATABLE
-//   has no effect) and the user is root.
+// Threaded mode (v2): "threaded" written to cgroup.type makes a cgroup join its parent's
+//   threaded domain (dom_cgrp); memory is a domain controller, so a threaded cgroup has no
+//   memory.* files, cannot enable memory for its children (-ENOENT), its tasks are charged to
+//   the threaded domain's memcg, and a non-root thread root cannot enable it either
+//   (-EOPNOTSUPP). The rules and errnos of cgroup_enable_threaded,
+//   cgroup_vet_subtree_control_enable and cgroup_migrate_vet_dst are the kernel's.
+// Emulation: cgroup.freeze is absent (cgroup.events reports frozen 0). There is no namespace
+//   delegation (CFTYPE_NS_DELEGATABLE has no effect) and the user is root.
 // Emulation: cgroup.stat's counters are kept up to date under cgroup_mutex and read without it
 //   (the kernel also reads them racily).
 #include <algorithm>
@@ -47,13 +53,16 @@ constexpr size_t PATH_MAX_LEN = 4096;  // PATH_MAX
 // The one controller's bit in subtree_control masks (its ssid is 0).
 constexpr u16 SS_MASK = 1u << 0;
 
-// What a control file's kernfs node points to: its row, its subsystem (nullptr: cgroup core)
-// and its kernfs_ops (a private copy when the row's max_write_len is not one page, as
-// cgroup_init_cftypes makes).
+// What a control file's kernfs node points to: its row, its subsystem (nullptr: cgroup core),
+// its kernfs_ops (a private copy when the row's max_write_len is not one page, as
+// cgroup_init_cftypes makes), and the file's name and mode, which depend on the row only
+// (cgroup_file_name, cgroup_file_mode), so they are worked out once per row, not per cgroup.
 struct cft_binding {
   const cftype *cft = nullptr;
   cgroup_subsys *ss = nullptr;
   kernfs_ops ops;
+  std::string name;
+  unsigned short mode = 0;
 };
 
 // Bindings live as long as the process (rows are static tables); under cgroup_mutex.
@@ -112,6 +121,9 @@ ssize_t cgroup_file_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t 
   return ret ? ret : static_cast<ssize_t>(nbytes);
 }
 
+std::string cgroup_file_name(const cftype *cft, cgroup_subsys *ss);
+unsigned short cgroup_file_mode(const cftype *cft);
+
 cft_binding *get_binding(const cftype *cft, cgroup_subsys *ss) {
   auto &slot = g_bindings[{cft, ss}];
   if (!slot) {
@@ -122,6 +134,8 @@ cft_binding *get_binding(const cftype *cft, cgroup_subsys *ss) {
                            cgroup_file_write, PAGE_SIZE};
     if (cft->max_write_len && cft->max_write_len != PAGE_SIZE)
       slot->ops.atomic_write_len = cft->max_write_len;
+    slot->name = cgroup_file_name(cft, ss);
+    slot->mode = cgroup_file_mode(cft);
   }
   return slot.get();
 }
@@ -147,9 +161,7 @@ cgroup_file *cft_cfile(cgroup_subsys_state *css, const cftype *cft) {
 int cgroup_add_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft,
                     cgroup_subsys *ss) {
   cft_binding *b = get_binding(cft, ss);
-  std::string name = cgroup_file_name(cft, ss);
-  kernfs_node *kn =
-      kernfs_create_file(cgrp->kn, name.c_str(), cgroup_file_mode(cft), 0, &b->ops, b);
+  kernfs_node *kn = kernfs_create_file(cgrp->kn, b->name.c_str(), b->mode, 0, &b->ops, b);
   if (IS_ERR(kn)) return static_cast<int>(PTR_ERR(kn));
   if (cft->file_offset) cgroup_file_set_kn(cft_cfile(css, cft), kn);
   return 0;
@@ -157,8 +169,7 @@ int cgroup_add_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft,
 
 void cgroup_rm_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft, cgroup_subsys *ss) {
   if (cft->file_offset) cgroup_file_set_kn(cft_cfile(css, cft), nullptr);
-  std::string name = cgroup_file_name(cft, ss);
-  kernfs_remove_by_name(cgrp->kn, name.c_str());
+  kernfs_remove_by_name(cgrp->kn, get_binding(cft, ss)->name.c_str());
 }
 
 bool cft_applies(const cftype *cft, cgroup *cgrp) {
@@ -263,19 +274,79 @@ void update_dfl_csses(cgroup *cgrp) REQUIRES(cgroup_mutex) {
 // --- the cgroup core's files ------------------------------------------------------------------
 
 int cgroup_type_show(seq_file *sf, void *) {
-  seq_puts(sf, "domain\n");
+  cgroup *cgrp = seq_css(sf)->cgroup;
+  // Without cgroup_mutex, as the kernel reads it (rmdir holds the mutex while it drains this
+  // file): the fields are read once each, and a concurrent type change may show either type.
+  if (cgroup_is_threaded(cgrp))
+    seq_puts(sf, "threaded\n");
+  else if (!cgroup_is_valid_domain(cgrp))
+    seq_puts(sf, "domain invalid\n");
+  else if (cgroup_is_thread_root(cgrp))
+    seq_puts(sf, "domain threaded\n");
+  else
+    seq_puts(sf, "domain\n");
   return 0;
 }
 
-ssize_t cgroup_type_write(kernfs_open_file *, char *buf, size_t, off_t) {
-  // Only "threaded" is accepted by the kernel; threaded mode is not modelled (banner).
+// cgroup_enable_threaded: @cgrp joins its parent's threaded domain. Not populated, no domain
+// controller enabled for its children, and the parent's domain valid and able to be a thread
+// root, else -EOPNOTSUPP. Threaded already: nothing to do.
+int cgroup_enable_threaded(cgroup *cgrp) {
+  lockdep_assert_held(&cgroup_mutex);
+  cgroup *parent = cgrp->parent;
+  cgroup *dom_cgrp = parent->dom_cgrp;
+  if (cgroup_is_threaded(cgrp)) return 0;
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  bool populated = cgroup_is_populated(cgrp);
+  bool can_root = cgroup_can_be_thread_root(dom_cgrp);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  if (populated || (cgrp->subtree_control & ~cgrp_dfl_threaded_ss_mask)) return -EOPNOTSUPP;
+  if (!cgroup_is_valid_domain(dom_cgrp) || !can_root) return -EOPNOTSUPP;
+  // cgrp and its threaded descendants join dom_cgrp (domain descendants stay domains: they
+  // become "domain invalid").
+  std::vector<cgroup *> stack{cgrp};
+  while (!stack.empty()) {
+    cgroup *dsct = stack.back();
+    stack.pop_back();
+    if (dsct == cgrp || cgroup_is_threaded(dsct)) WRITE_ONCE(dsct->dom_cgrp, dom_cgrp);
+    for (cgroup *c : dsct->children) stack.push_back(c);
+  }
+  // cgroup_apply_control: a threaded cgroup has no domain controller, so cgrp's memory css
+  // (shown if the parent enables memory: only the root can, being mixable) goes. cgrp is not
+  // populated: no task changes its effective css.
+  if (cgrp->subsys_css->flags & CSS_VISIBLE) {
+    css_clear_dir(cgrp, false);
+    cgroup_subsys *ss = cgrp->root->ss;
+    if (ss->css_reset) ss->css_reset(cgrp->subsys_css);
+  }
+  WRITE_ONCE(parent->nr_threaded_children, parent->nr_threaded_children + 1);
+  return 0;
+}
+
+ssize_t cgroup_type_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t) {
+  // Only switching to threaded mode is supported.
   if (strcmp(strstrip(buf), "threaded")) return -EINVAL;
-  return -EOPNOTSUPP;
+  cgroup *cgrp = cgroup_kn_lock_live(of->kn);
+  if (!cgrp) return -ENOENT;
+  int ret = cgroup_enable_threaded(cgrp);
+  cgroup_kn_unlock(of->kn);
+  return ret ? ret : static_cast<ssize_t>(nbytes);
 }
 
 int cgroup_procs_show(seq_file *sf, void *) {
   cgroup *cgrp = seq_css(sf)->cgroup;
+  // A threaded cgroup's processes belong to its threaded domain: its cgroup.procs cannot be
+  // read (it can be written, moving a whole process into it).
+  if (cgroup_on_dfl(cgrp) && cgroup_is_threaded(cgrp)) return -EOPNOTSUPP;
   for (int pid : cgroup_procs_pids(cgrp, true, !cgroup_on_dfl(cgrp))) seq_printf(sf, "%d\n", pid);
+  return 0;
+}
+
+// cgroup.threads: every task of the cgroup itself, unsorted.
+int cgroup_threads_show(seq_file *sf, void *) {
+  cgroup *cgrp = seq_css(sf)->cgroup;
+  for (int pid : cgroup_procs_pids(cgrp, false, false)) seq_printf(sf, "%d\n", pid);
   return 0;
 }
 
@@ -300,6 +371,10 @@ ssize_t cgroup_procs_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t
 }
 
 ssize_t cgroup_tasks_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t) {
+  return procs_write(of, buf, nbytes, false);
+}
+
+ssize_t cgroup_threads_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t) {
   return procs_write(of, buf, nbytes, false);
 }
 
@@ -411,9 +486,13 @@ ssize_t cgroup_kill_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t)
   if (kill != 1) return -ERANGE;
   cgroup *cgrp = cgroup_kn_lock_live(of->kn);
   if (!cgrp) return -ENOENT;
-  cgroup_kill(cgrp);
+  // Killing takes whole processes: like cgroup.procs, not in a threaded cgroup.
+  if (cgroup_is_threaded(cgrp))
+    ret = -EOPNOTSUPP;
+  else
+    cgroup_kill(cgrp);
   cgroup_kn_unlock(of->kn);
-  return static_cast<ssize_t>(nbytes);
+  return ret ? ret : static_cast<ssize_t>(nbytes);
 }
 
 // v1 flags and strings.
@@ -462,7 +541,7 @@ cftype make_cft(const char *name, unsigned int flags) {
 }
 
 struct base_tables {
-  cftype dfl[10];
+  cftype dfl[11];
   cftype v1[7];
   base_tables() {
     int i = 0;
@@ -476,6 +555,10 @@ struct base_tables {
     c->file_offset = offsetof(cgroup, procs_file);
     c->seq_show = cgroup_procs_show;
     c->write = cgroup_procs_write;
+    c = &dfl[i++];
+    *c = make_cft("cgroup.threads", CFTYPE_NS_DELEGATABLE);
+    c->seq_show = cgroup_threads_show;
+    c->write = cgroup_threads_write;
     c = &dfl[i++];
     *c = make_cft("cgroup.controllers", 0);
     c->seq_show = cgroup_controllers_show;
@@ -545,21 +628,53 @@ const cftype *core_files(cgroup *cgrp) {
 }  // namespace
 
 u16 cgroup_control(cgroup *cgrp) {
-  // The root offers every controller bound to the hierarchy; others what the parent enables.
-  return cgrp->parent ? READ_ONCE(cgrp->parent->subtree_control) : SS_MASK;
+  // The root offers every controller bound to the hierarchy; others what the parent enables,
+  // and a threaded cgroup only the threaded controllers of that.
+  if (!cgrp->parent) return SS_MASK;
+  u16 ss_mask = READ_ONCE(cgrp->parent->subtree_control);
+  if (cgroup_is_threaded(cgrp)) ss_mask &= cgrp_dfl_threaded_ss_mask;
+  return ss_mask;
 }
 
 bool cgroup_css_visible(cgroup *cgrp) {
-  return !cgroup_on_dfl(cgrp) || !cgrp->parent || (cgrp->parent->subtree_control & SS_MASK);
+  return !cgroup_on_dfl(cgrp) || !cgrp->parent || (cgroup_control(cgrp) & SS_MASK);
 }
 
 cgroup_subsys_state *cgroup_e_css(cgroup *cgrp) {
   if (cgroup_on_dfl(cgrp)) {
-    while (cgrp->parent && !(READ_ONCE(cgrp->parent->subtree_control) & SS_MASK))
-      cgrp = cgrp->parent;
+    // Up to the nearest cgroup whose css is enabled (a threaded cgroup's never is: its tasks
+    // use their threaded domain's, or the domain's effective one).
+    while (cgrp->parent && !(cgroup_control(cgrp) & SS_MASK)) cgrp = cgrp->parent;
   }
   return cgrp->subsys_css;
 }
+
+namespace {
+// cgroup_vet_subtree_control_enable: whether @cgrp may enable @enable for its children.
+int cgroup_vet_subtree_control_enable(cgroup *cgrp, u16 enable) REQUIRES(cgroup_mutex) {
+  u16 domain_enable = enable & ~cgrp_dfl_threaded_ss_mask;
+  if (!enable) return 0;
+  // Can cgrp host any resources?
+  if (!cgroup_is_valid_domain(cgrp->dom_cgrp)) return -EOPNOTSUPP;
+  if (cgroup_is_mixable(cgrp)) return 0;  // the root
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  bool thread_root = cgroup_is_thread_root(cgrp);
+  bool can_root = cgroup_can_be_thread_root(cgrp);
+  bool has_tasks = cgroup_has_tasks(cgrp);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+  if (domain_enable) {
+    // No domain controller inside a threaded subtree.
+    if (thread_root || cgroup_is_threaded(cgrp)) return -EOPNOTSUPP;
+  } else if (can_root || cgroup_is_threaded(cgrp)) {
+    // Threaded controllers handle internal competition.
+    return 0;
+  }
+  // The no-internal-process rule.
+  if (has_tasks) return -EBUSY;
+  return 0;
+}
+}  // namespace
 
 int cgroup_apply_subtree_control(cgroup *cgrp, u16 enable, u16 disable) {
   lockdep_assert_held(&cgroup_mutex);
@@ -578,12 +693,13 @@ int cgroup_apply_subtree_control(cgroup *cgrp, u16 enable, u16 disable) {
     }
   }
   if (!enable && !disable) return 0;
-  // cgroup_vet_subtree_control_enable: no internal process (the root is exempt).
-  if (enable && cgrp->parent && cgroup_has_tasks(cgrp)) return -EBUSY;
+  int vet = cgroup_vet_subtree_control_enable(cgrp, enable);
+  if (vet) return vet;
 
   if (enable) {
     cgrp->subtree_control |= enable;
     for (cgroup *child : cgrp->children) {
+      if (!cgroup_css_visible(child)) continue;  // threaded: no domain controller
       int ret = css_populate_dir(child, false);
       if (ret) {
         for (cgroup *c : cgrp->children) css_clear_dir(c, false);
@@ -596,6 +712,7 @@ int cgroup_apply_subtree_control(cgroup *cgrp, u16 enable, u16 disable) {
     cgrp->subtree_control &= ~disable;
     cgroup_subsys *ss = cgrp->root->ss;
     for (cgroup *child : cgrp->children) {
+      if (!(child->subsys_css->flags & CSS_VISIBLE)) continue;  // threaded: never shown
       css_clear_dir(child, false);
       if (ss->css_reset) ss->css_reset(child->subsys_css);
     }

@@ -27,6 +27,51 @@ void cgroup_adjust_subsys_counts(cgroup *cgrp, int delta);
 void cgroup_migrate_subtree_to_e_css(cgroup *cgrp);
 void cgroup_free_cset(cgroup *cgrp);
 
+// --- threaded mode (v2) ------------------------------------------------------------------------
+// The controllers that may be enabled inside a threaded subtree (cgrp_dfl_threaded_ss_mask):
+// none, as memory is a domain controller.
+inline constexpr u16 cgrp_dfl_threaded_ss_mask = 0;
+
+// Readers without cgroup_mutex (cgroup.type) read the fields once each; writers hold it.
+inline bool cgroup_is_threaded(const cgroup *cgrp) { return READ_ONCE(cgrp->dom_cgrp) != cgrp; }
+// The root can host domain and threaded children at once (no no-internal-process rule).
+inline bool cgroup_is_mixable(const cgroup *cgrp) { return !cgrp->parent; }
+// Whether @cgrp has tasks (not counting descendants).
+inline bool cgroup_has_tasks_locked(const cgroup *cgrp) {
+  return READ_ONCE(cgrp->nr_populated_csets) > 0;
+}
+
+// Whether @cgrp could become the threaded domain of threaded children: the root always; a
+// threaded cgroup never; a domain without populated domain children and without domain
+// controllers enabled for its children.
+inline bool cgroup_can_be_thread_root(const cgroup *cgrp) {
+  if (cgroup_is_mixable(cgrp)) return true;
+  if (cgroup_is_threaded(cgrp)) return false;
+  if (READ_ONCE(cgrp->nr_populated_domain_children)) return false;
+  if (READ_ONCE(cgrp->subtree_control) & ~cgrp_dfl_threaded_ss_mask) return false;
+  return true;
+}
+
+// Whether @cgrp is the domain of a threaded subtree: a domain with threaded children, or with
+// tasks and threaded controllers enabled.
+inline bool cgroup_is_thread_root(const cgroup *cgrp) {
+  if (cgroup_is_threaded(cgrp)) return false;
+  if (READ_ONCE(cgrp->nr_threaded_children)) return true;
+  return cgroup_has_tasks_locked(cgrp) &&
+         (READ_ONCE(cgrp->subtree_control) & cgrp_dfl_threaded_ss_mask);
+}
+
+// Whether @cgrp can be a resource domain: not threaded, and no ancestor is threaded or a
+// (non-root) thread root. A domain child of a threaded subtree is "domain invalid".
+inline bool cgroup_is_valid_domain(const cgroup *cgrp) {
+  if (cgroup_is_threaded(cgrp)) return false;
+  while ((cgrp = cgrp->parent)) {
+    if (!cgroup_is_mixable(cgrp) && cgroup_is_thread_root(cgrp)) return false;
+    if (cgroup_is_threaded(cgrp)) return false;
+  }
+  return true;
+}
+
 }  // namespace umemcg
 
 namespace umemcg::emu {

@@ -6,12 +6,16 @@
 // Mirrors: kernel/cgroup/cgroup.c (Linux 6.19): css_set_move_task, cgroup_update_populated,
 //   cgroup_post_fork, cgroup_exit, cgroup_migrate_vet_dst, cgroup_attach_task /
 //   cgroup_migrate_execute (can_attach, then the move, then attach), cgroup_procs_write_start,
-//   cgroup_kill / __cgroup_kill, css_task_iter (the order of cgroup.procs)
+//   cgroup_kill / __cgroup_kill, css_task_iter (the order of cgroup.procs,
+//   CSS_TASK_ITER_THREADED), cgroup_attach_permissions (threads move only within their
+//   threaded domain)
 // Emulation: one css_set per cgroup (the kernel shares a css_set among cgroups with the same
 //   css combination); a task's css_set names its cgroup. Only tasks that joined through
 //   cgroup_post_fork are known (find_task_by_vpid looks among them).
 // Emulation: a task whose tgid is 0 or equal to its pid is a thread-group leader; the others
 //   are threads of the leader whose pid is their tgid.
+// Emulation: the threaded csets of a threaded domain are visited in pre-order of their cgroups
+//   (the kernel visits them in the order the css_sets were created).
 // Emulation: cgroup_threadgroup_rwsem is a plain rw_semaphore (the kernel's is a
 //   percpu_rw_semaphore: readers are fork/exit, the writer is migration).
 #include <algorithm>
@@ -50,6 +54,8 @@ void cgroup_update_populated(cgroup *cgrp, bool populated) {
     bool was_populated = cgroup_is_populated(cgrp);
     if (!child)
       cgrp->nr_populated_csets += adj;
+    else if (cgroup_is_threaded(child))
+      cgrp->nr_populated_threaded_children += adj;
     else
       cgrp->nr_populated_domain_children += adj;
     if (was_populated == cgroup_is_populated(cgrp)) break;
@@ -125,7 +131,9 @@ int migrate_tasks(cgroup *dst, std::vector<task_struct *> &tasks) REQUIRES(cgrou
 bool cgroup_has_tasks(cgroup *cgrp) { return cgrp->nr_populated_csets > 0; }
 
 bool cgroup_is_populated(cgroup *cgrp) {
-  return cgrp->nr_populated_csets + cgrp->nr_populated_domain_children > 0;
+  return cgrp->nr_populated_csets + cgrp->nr_populated_domain_children +
+             cgrp->nr_populated_threaded_children >
+         0;
 }
 
 cgroup *task_dfl_cgroup(task_struct *task) {
@@ -174,8 +182,12 @@ void cgroup_exit(task_struct *task) {
 
 int cgroup_migrate_vet_dst(cgroup *dst) {
   if (!cgroup_on_dfl(dst)) return 0;  // v1 has no restriction
-  if (!dst->parent) return 0;         // the root is mixable
-  // A domain cgroup with controllers enabled for its children cannot take tasks.
+  // The destination must be able to host resources: not below a threaded subtree's domain.
+  if (!cgroup_is_valid_domain(dst->dom_cgrp)) return -EOPNOTSUPP;
+  // A thread root (or one it could become: the root among others) and a threaded cgroup take
+  // tasks whatever their subtree_control.
+  if (cgroup_can_be_thread_root(dst) || cgroup_is_threaded(dst)) return 0;
+  // The no-internal-process rule: a domain with controllers enabled for its children.
   if (dst->subtree_control) return -EBUSY;
   return 0;
 }
@@ -205,6 +217,14 @@ int cgroup_attach_pid(cgroup *dst, int pid, bool threadgroup) {
     task = leader;
   }
   if (task->flags & PF_KTHREAD) return -EINVAL;  // kernel threads are not migrated
+  if (cgroup_on_dfl(dst)) {
+    // cgroup_attach_permissions: a thread (cgroup.threads) moves only within its threaded
+    // domain.
+    int ret = cgroup_migrate_vet_dst(dst);
+    if (ret) return ret;
+    cgroup *src = task->cgroups->dfl_cgrp;
+    if (!threadgroup && src->dom_cgrp != dst->dom_cgrp) return -EOPNOTSUPP;
+  }
   return cgroup_attach_task(dst, task, threadgroup);
 }
 
@@ -227,14 +247,24 @@ void cgroup_migrate_subtree_to_e_css(cgroup *cgrp) {
 
 std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted) {
   std::vector<int> pids;
-  unsigned long flags;
-  spin_lock_irqsave(&css_set_lock, flags);
-  if (cgrp->cset) {
-    for (task_struct *t : cgrp->cset->tasks) {
+  auto add = [&](cgroup *c) {
+    if (!c->cset) return;
+    for (task_struct *t : c->cset->tasks) {
       // cgroup.procs lists thread-group leaders (CSS_TASK_ITER_PROCS), tasks every task.
       if (procs && !thread_group_leader(t)) continue;
       pids.push_back(procs ? task_tgid(t) : t->pid);
     }
+  };
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  add(cgrp);
+  // v2 cgroup.procs of a threaded domain lists the processes of its whole threaded subtree
+  // (CSS_TASK_ITER_THREADED); v1 and cgroup.threads list the cgroup's own tasks.
+  if (procs && cgroup_on_dfl(cgrp) && !cgroup_is_threaded(cgrp)) {
+    for (cgroup *child : cgrp->children)
+      for_each_cgroup_pre(child, [&](cgroup *c) {
+        if (c->dom_cgrp == cgrp && cgroup_is_threaded(c)) add(c);
+      });
   }
   spin_unlock_irqrestore(&css_set_lock, flags);
   if (sorted) {

@@ -73,7 +73,9 @@ absl::StatusOr<bpf_cgroup_iter_result> bpf_cgroup_iter_run(emu::BpfLoadedProg &p
       case CGROUP_ITER_ANCESTORS_UP:
         for (cgroup *c = start; c; c = c->parent) walk.push_back(c);
         break;
-      case CGROUP_ITER_CHILDREN: walk = start->children; break;
+      case CGROUP_ITER_CHILDREN:
+        for (cgroup *c : start->children) walk.push_back(c);
+        break;
     }
     for (cgroup *c : walk) {
       if (c->removed) continue;  // a dead start cgroup

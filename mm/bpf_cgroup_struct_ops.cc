@@ -97,9 +97,8 @@ bool bpf_cgroup_struct_ops_atype(const std::string &type_name, cgroup_bpf_attach
   return false;
 }
 
-u64 bpf_cgroup_struct_ops_run(const bpf_cgroup_struct_ops::member_prog &m, u64 *args,
-                              size_t nr_args) {
-  if (likely(m.fast)) return m.prog->run_in_rcu(args);  // the trampoline fast path
+u64 bpf_cgroup_struct_ops_run_checked(const bpf_cgroup_struct_ops::member_prog &m, u64 *args,
+                                      size_t nr_args) {
   const emu::BpfProgRunResult r = m.prog->run(args, nr_args * sizeof(u64), true);
   return r.ok ? r.r0 : 0;
 }

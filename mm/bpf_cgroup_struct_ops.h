@@ -25,17 +25,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bpfvm/runtime.h"
 #include "kernel/cgroup_bpf.h"
+#include "shim/compiler.h"
 #include "shim/types.h"
 
 namespace umemcg {
 
 struct mem_cgroup;
-
-namespace emu {
-class BpfLoadedObject;
-class BpfLoadedProg;
-}  // namespace emu
 
 // One attached struct_ops map (the kernel's bpf_struct_ops_map kdata): the cgroup-bpf item
 // (item.data points here) and its member programs. Immutable while attached; a link update
@@ -50,13 +47,20 @@ struct bpf_cgroup_struct_ops {
   std::vector<member_prog> progs;  // by the kernel type's member index
 };
 
+// A member program that is not fast (run in the checked interpreter): r0, or 0 on a fault.
+u64 bpf_cgroup_struct_ops_run_checked(const bpf_cgroup_struct_ops::member_prog &m, u64 *args,
+                                      size_t nr_args);
+
 /**
  * bpf_cgroup_struct_ops_run - run member program @m with the u64 arguments @args
  * Under rcu_read_lock() with migration disabled (the dispatchers' context). Returns r0, or 0
- * if the program faulted.
+ * if the program faulted. Inline: the fast path is the trampoline's call of the program.
  */
-u64 bpf_cgroup_struct_ops_run(const bpf_cgroup_struct_ops::member_prog &m, u64 *args,
-                              size_t nr_args);
+inline u64 bpf_cgroup_struct_ops_run(const bpf_cgroup_struct_ops::member_prog &m, u64 *args,
+                                     size_t nr_args) {
+  if (likely(m.fast)) return m.prog->run_in_rcu(args);  // the trampoline fast path
+  return bpf_cgroup_struct_ops_run_checked(m, args, nr_args);
+}
 
 /**
  * bpf_cgroup_struct_ops_atype - the attach type of cgroup struct_ops type @type_name (its

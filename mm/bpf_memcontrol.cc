@@ -6,6 +6,8 @@
 //          bpf_proactive_reclaim), kernel/bpf/cgroup_iter.c, kernel/bpf/helpers.c
 //          (bpf_cgroup_from_id, bpf_cgroup_release) (Linux 6.19)
 // Emulation: see bpf_memcontrol.h.
+// Emulation: the kfuncs' BPF entry points record each call of a task whose report is armed
+//   (mm/bpf_memcontrol_report.h), with what the machine lacked when the call failed.
 // Emulation: the kernel-object layouts given to the verifier are the emulator's own (offsets
 //   computed here), not vmlinux's; programs declaring their own structs must match them.
 #include "mm/bpf_memcontrol.h"
@@ -16,10 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "bpfvm/kernel_env.h"
 #include "kernel/cgroup.h"
 #include "kernel/kernfs/kernfs.h"
+#include "mm/bpf_memcontrol_report.h"
 #include "mm/bpf_tcp_ops.h"
 #include "mm/memcontrol.h"
 #include "mm/memcontrol_internal.h"
@@ -62,7 +66,7 @@ unsigned long bpf_mem_cgroup_usage(mem_cgroup *memcg) {
 unsigned long bpf_mem_cgroup_memory_events(mem_cgroup *memcg, int event) {
   // An unsigned comparison: a negative enum value is out of range too.
   if ((unsigned int)event >= MEMCG_NR_MEMORY_EVENTS) return (unsigned long)-1;
-  return (unsigned long)memcg_events(memcg, (enum memcg_memory_event)event);
+  return (unsigned long)memory_events_read(memcg, (enum memcg_memory_event)event);
 }
 
 unsigned long bpf_mem_cgroup_vm_events(mem_cgroup *memcg, int event) {
@@ -116,38 +120,76 @@ namespace {
 using emu::KfuncArg;
 using emu::KfuncDesc;
 
-// The BPF calling convention: five u64 arguments, one u64 result.
-u64 k_get_root(u64, u64, u64, u64, u64) { return (u64)(uintptr_t)bpf_get_root_mem_cgroup(); }
+// The BPF calling convention: five u64 arguments, one u64 result. Each entry point records
+// the call when the running task's report is armed (bpf_memcontrol_report.h).
+std::string rnum(unsigned long v) { return std::to_string(v); }
+std::string rpath(u64 m) { return bpf_memcg_report_path((mem_cgroup *)(uintptr_t)m); }
+
+u64 k_get_root(u64, u64, u64, u64, u64) {
+  mem_cgroup *m = bpf_get_root_mem_cgroup();
+  if (bpf_memcg_report_armed()) bpf_memcg_report_root(m);
+  return (u64)(uintptr_t)m;
+}
 u64 k_get(u64 css, u64, u64, u64, u64) {
-  return (u64)(uintptr_t)bpf_get_mem_cgroup((cgroup_subsys_state *)(uintptr_t)css);
+  auto *c = (cgroup_subsys_state *)(uintptr_t)css;
+  mem_cgroup *m = bpf_get_mem_cgroup(c);
+  if (bpf_memcg_report_armed()) bpf_memcg_report_get(c, m);
+  return (u64)(uintptr_t)m;
 }
 u64 k_put(u64 m, u64, u64, u64, u64) {
+  if (bpf_memcg_report_armed()) bpf_memcg_report_plain("bpf_put_mem_cgroup", rpath(m), "void");
   bpf_put_mem_cgroup((mem_cgroup *)(uintptr_t)m);
   return 0;
 }
-u64 k_usage(u64 m, u64, u64, u64, u64) { return bpf_mem_cgroup_usage((mem_cgroup *)(uintptr_t)m); }
+u64 k_usage(u64 m, u64, u64, u64, u64) {
+  const unsigned long r = bpf_mem_cgroup_usage((mem_cgroup *)(uintptr_t)m);
+  if (bpf_memcg_report_armed()) bpf_memcg_report_plain("bpf_mem_cgroup_usage", rpath(m), rnum(r));
+  return r;
+}
 u64 k_events(u64 m, u64 e, u64, u64, u64) {
-  return bpf_mem_cgroup_memory_events((mem_cgroup *)(uintptr_t)m, (int)(s32)e);
+  const unsigned long r = bpf_mem_cgroup_memory_events((mem_cgroup *)(uintptr_t)m, (int)(s32)e);
+  if (bpf_memcg_report_armed())
+    bpf_memcg_report_plain("bpf_mem_cgroup_memory_events",
+                           rpath(m) + ", " + std::to_string((int)(s32)e), rnum(r));
+  return r;
 }
 u64 k_vm_events(u64 m, u64 e, u64, u64, u64) {
-  return bpf_mem_cgroup_vm_events((mem_cgroup *)(uintptr_t)m, (int)(s32)e);
+  const unsigned long r = bpf_mem_cgroup_vm_events((mem_cgroup *)(uintptr_t)m, (int)(s32)e);
+  if (bpf_memcg_report_armed())
+    bpf_memcg_report_plain("bpf_mem_cgroup_vm_events",
+                           rpath(m) + ", " + std::to_string((int)(s32)e), rnum(r));
+  return r;
 }
 u64 k_page_state(u64 m, u64 idx, u64, u64, u64) {
-  return bpf_mem_cgroup_page_state((mem_cgroup *)(uintptr_t)m, (int)(s32)idx);
+  const unsigned long r = bpf_mem_cgroup_page_state((mem_cgroup *)(uintptr_t)m, (int)(s32)idx);
+  if (bpf_memcg_report_armed())
+    bpf_memcg_report_plain("bpf_mem_cgroup_page_state",
+                           rpath(m) + ", " + std::to_string((int)(s32)idx), rnum(r));
+  return r;
 }
 u64 k_flush(u64 m, u64, u64, u64, u64) {
   bpf_mem_cgroup_flush_stats((mem_cgroup *)(uintptr_t)m);
+  if (bpf_memcg_report_armed())
+    bpf_memcg_report_plain("bpf_mem_cgroup_flush_stats", rpath(m), "void");
   return 0;
 }
 u64 k_cgroup_from_id(u64 id, u64, u64, u64, u64) {
-  return (u64)(uintptr_t)bpf_cgroup_from_id(id);
+  cgroup *c = bpf_cgroup_from_id(id);
+  if (bpf_memcg_report_armed()) bpf_memcg_report_cgroup_from_id(id, c);
+  return (u64)(uintptr_t)c;
 }
 u64 k_cgroup_release(u64 c, u64, u64, u64, u64) {
+  if (bpf_memcg_report_armed())
+    bpf_memcg_report_plain("bpf_cgroup_release",
+                           bpf_cgroup_report_path((cgroup *)(uintptr_t)c), "void");
   bpf_cgroup_release((cgroup *)(uintptr_t)c);
   return 0;
 }
 u64 k_reclaim(u64 m, u64 size, u64 sw, u64, u64) {
-  return (u64)bpf_proactive_reclaim((mem_cgroup *)(uintptr_t)m, size, (int)(s32)sw);
+  auto *memcg = (mem_cgroup *)(uintptr_t)m;
+  const long r = bpf_proactive_reclaim(memcg, size, (int)(s32)sw);
+  if (bpf_memcg_report_armed()) bpf_memcg_report_reclaim(memcg, size, (int)(s32)sw, r);
+  return (u64)r;
 }
 
 void must(const absl::Status &st, const char *what) {

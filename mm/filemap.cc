@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "mm/page_alloc.h"
 #include "mm/swap.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
@@ -61,7 +62,8 @@ int filemap_read(inode *ino, unsigned long index, unsigned long nr) {
       f = it->second;
     spin_unlock(&mapping->i_pages_lock);
     if (!f) {
-      f = folio_alloc();
+      f = folio_alloc(GFP_KERNEL);
+      if (!f) return -ENOMEM;
       int ret = filemap_add_folio(mapping, f, i);
       if (ret == -EEXIST) {
         folio_put(f);  // another reader filled it meanwhile: look again

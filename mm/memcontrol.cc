@@ -10,8 +10,8 @@
 // Emulation: see memcontrol.h (ops table, task association, stats).
 // Emulation: the interrupt-context active memcg (int_active_memcg) is a per-CPU variable read
 //   when !in_task(), as in the kernel.
-// Emulation: memcg1 OOM preparation (oom_kill_disable, OOM wait) is not modelled: v1 OOM goes
-//   straight to the killer like v2.
+// v1's oom_kill_disable: mem_cgroup_oom() does not kill; the OOM is waited out at the end of a
+//   user page fault (mm/memcontrol_v1_events.h).
 #include "mm/memcontrol.h"
 
 #include <algorithm>
@@ -23,10 +23,12 @@
 #include "mm/bpf_tcp_ops.h"
 #include "mm/memcontrol_files.h"
 #include "mm/memcontrol_internal.h"
+#include "mm/memcontrol_v1_events.h"
 #include "mm/filemap.h"
 #include "mm/memcontrol_iter.h"
 #include "mm/mm_types.h"
 #include "mm/oom_kill.h"
+#include "mm/page_alloc.h"
 #include "mm/swap.h"
 #include "mm/swapfile.h"
 #include "mm/vmscan.h"
@@ -50,7 +52,6 @@ namespace {
 
 cgroup_root *g_cgroup_root = nullptr;
 std::atomic<const memcg_reclaim_ops *> g_ops{nullptr};
-DEFINE_MUTEX(oom_lock);
 DEFINE_PER_CPU(mem_cgroup *, int_active_memcg);
 
 // mem_cgroup_ids: private id -> memcg, read under RCU.
@@ -98,12 +99,15 @@ cgroup_subsys_state *mem_cgroup_css_alloc(cgroup_subsys_state *parent_css) {
   mem_cgroup *parent = mem_cgroup_from_css(parent_css);
   auto *memcg = new (std::nothrow) mem_cgroup;
   if (!memcg) return nullptr;
-  if (!memcg_internal::memcg_vmstats_alloc(memcg, parent) || css_rstat_init(&memcg->css)) {
+  bool dfl = !do_memsw_account();
+  // memcg1_alloc_events (v1 only), then the statistics.
+  if ((!dfl && !memcg1_alloc_events(memcg)) ||
+      !memcg_internal::memcg_vmstats_alloc(memcg, parent) || css_rstat_init(&memcg->css)) {
     memcg_internal::memcg_vmstats_free(memcg);
+    memcg1_free_events(memcg);
     delete memcg;
     return nullptr;
   }
-  bool dfl = !do_memsw_account();
 
   page_counter_set_high(&memcg->memory, PAGE_COUNTER_MAX);
   page_counter_set_high(&memcg->swap, PAGE_COUNTER_MAX);
@@ -127,6 +131,7 @@ cgroup_subsys_state *mem_cgroup_css_alloc(cgroup_subsys_state *parent_css) {
     root_mem_cgroup = memcg;
   }
   INIT_WORK(&memcg->high_work, high_work_func);
+  vmpressure_init(&memcg->vmpressure);
   mem_cgroup_tree_link(memcg, parent);
   return &memcg->css;
 }
@@ -152,6 +157,7 @@ int mem_cgroup_css_online(cgroup_subsys_state *css) {
 void mem_cgroup_css_offline(cgroup_subsys_state *css) {
   mem_cgroup *memcg = mem_cgroup_from_css(css);
 
+  memcg1_css_offline(memcg);
   page_counter_set_min(&memcg->memory, 0);
   page_counter_set_low(&memcg->memory, 0);
   memcg_offline_kmem(memcg);
@@ -168,7 +174,9 @@ void mem_cgroup_css_free(cgroup_subsys_state *css) {
   // child's statistics stay in its ancestors' hierarchical totals.
   css_rstat_exit(css);
   cancel_work_sync(&memcg->high_work);
+  vmpressure_cleanup(&memcg->vmpressure);
   memcg_free_kmem(memcg);
+  memcg_detach_objcg_list(memcg);
   mem_cgroup_tree_unlink(memcg);
   // Emulation: bookkeeping for the invariant checker. A memcg can be freed with pages still in
   // its counters (kmem uncharged from the parent after reparenting): the kernel leaves them in
@@ -179,6 +187,7 @@ void mem_cgroup_css_free(cgroup_subsys_state *css) {
     atomic_long_add(static_cast<long>(page_counter_read(&memcg->memsw)), &parent->emu_orphaned[1]);
     atomic_long_add(static_cast<long>(page_counter_read(&memcg->swap)), &parent->emu_orphaned[2]);
   }
+  memcg1_free_events(memcg);
   memcg_internal::memcg_vmstats_free(memcg);
   if (memcg == root_mem_cgroup) root_mem_cgroup = nullptr;
   delete memcg;
@@ -250,6 +259,7 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   // Undoes the set-up above when a later step fails (swapoff_all() is a no-op without swap).
   auto unwind = [](int e) {
     swapoff_all();
+    page_alloc_shutdown();
     memcg_pcstock_shutdown();
     destroy_workqueue(memcg_wq);
     memcg_wq = nullptr;
@@ -258,6 +268,7 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
     return e;
   };
   int err = 0;
+  page_alloc_init(params.totalram_pages ? params.totalram_pages : DEFAULT_TOTALRAM_PAGES);
   if (params.swap_pages && (err = swapon(params.swap_pages))) return unwind(err);
   g_cgroup_root = cgroup_setup_root(!params.v1, flags, &memory_cgrp_subsys, &err);
   if (!g_cgroup_root) return unwind(err);
@@ -272,12 +283,16 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
 void mem_cgroup_shutdown() {
   if (!g_cgroup_root) return;
   // Emulation: the kernel never unregisters; here memcg can be shut down and booted again.
+  // kswapd reclaims over the hierarchy: it stops first.
+  kswapd_stop();
   cpuhp_remove_state_nocalls(CPUHP_MM_MEMCQ_DEAD);
   // A notification still being delivered holds a reference on its watcher's memcg (and may
   // sleep in over-high handling without kernfs_rwsem, under kernfs_notify_no_rwsem): let it end
   // before the hierarchy goes.
   emu::kernfs_flush_notify();
   memcg_slab_unregister();
+  // Victims still waiting for the OOM reaper are let go (their processes have exited).
+  oom_reaper_shutdown();
   // Named files live until the machine stops: their cached pages go now, and so do the pages
   // still waiting in lru_add batches.
   emu::file_release_all();
@@ -290,6 +305,7 @@ void mem_cgroup_shutdown() {
   cgroup_destroy_root(g_cgroup_root);
   g_cgroup_root = nullptr;
   swapoff_all();
+  page_alloc_shutdown();
   destroy_workqueue(memcg_wq);
   memcg_wq = nullptr;
   delete[] g_ids;
@@ -438,7 +454,8 @@ unsigned long try_to_free_mem_cgroup_pages(mem_cgroup *memcg, unsigned long nr_p
 }
 
 bool task_is_dying() {
-  // Emulation: an OOM victim is marked by its SIGKILL (no separate tsk_is_oom_victim flag yet).
+  // tsk_is_oom_victim() is implied: every OOM victim has SIGKILL pending or is exiting
+  // (mm/oom_kill.h), so the charge path skips current_is_oom_victim()'s process lookup.
   return fatal_signal_pending(current) || (current->flags & PF_EXITING);
 }
 
@@ -462,7 +479,11 @@ unlock:
 bool mem_cgroup_oom(mem_cgroup *memcg, gfp_t gfp_mask, int order) {
   if (order > PAGE_ALLOC_COSTLY_ORDER) return false;
   memcg_memory_event(memcg, MEMCG_OOM);
-  return mem_cgroup_out_of_memory(memcg, gfp_mask, order);
+  bool locked;
+  if (!memcg1_oom_prepare(memcg, &locked)) return false;
+  bool ret = mem_cgroup_out_of_memory(memcg, gfp_mask, order);
+  memcg1_oom_finish(memcg, locked);
+  return ret;
 }
 
 // --- sockets -----------------------------------------------------------------------------------

@@ -27,8 +27,11 @@
 #include "mm/memcontrol_stat.h"
 #include "mm/mmzone.h"
 #include "mm/page_counter.h"
+#include "mm/vmpressure.h"
 #include "shim/atomic.h"
+#include "shim/bug.h"
 #include "shim/gfp.h"
+#include "shim/list.h"
 #include "shim/sched.h"
 #include "shim/spinlock.h"
 #include "shim/thread_annotations.h"
@@ -98,6 +101,9 @@ struct mem_cgroup {
   // memory.high reclaim from interrupt context (socket receive).
   work_struct high_work;
 
+  // Reclaim efficiency and its listeners (mm/vmpressure.h).
+  struct vmpressure vmpressure;
+
   // memory.events (hierarchical) and memory.events.local.
   atomic_long_t memory_events[MEMCG_NR_MEMORY_EVENTS];
   atomic_long_t memory_events_local[MEMCG_NR_MEMORY_EVENTS];
@@ -112,8 +118,11 @@ struct mem_cgroup {
   umemcg::lruvec_stats *lruvec_stats = nullptr;
   percpu<umemcg::lruvec_stats_percpu> *lruvec_stats_percpu = nullptr;
 
-  // kmem: the current objcg (nullptr once offline) and the reparented ones.
+  // kmem: the current objcg (nullptr once offline), the objcgs of offline descendants
+  // reparented to this memcg (linked through obj_cgroup::list, under objcg_lock), and the
+  // objcg this memcg got at online.
   obj_cgroup *objcg = nullptr;
+  list_head objcg_list;
   obj_cgroup *orig_objcg = nullptr;
 
   // Emulation: pages freed descendants left in this memcg's counters (memory, memsw, swap);
@@ -136,6 +145,9 @@ struct mem_cgroup {
   // v1: memory.soft_limit_in_bytes (pages) and memory.oom_control's oom_kill_disable.
   unsigned long soft_limit = PAGE_COUNTER_MAX;
   bool oom_kill_disable = false;
+  // v1: cgroup.event_control registrations, usage thresholds, OOM notification and the page
+  // event ratelimit (mm/memcontrol_v1_events.h); nullptr on v2.
+  struct memcg1_events *v1_events = nullptr;
 };
 
 // How page and LRU reclaim and the OOM killer are reached (see the banner).
@@ -166,6 +178,10 @@ struct memcg_boot_params {
   unsigned long high_debt_limit = 0;
   // Pages of the machine's swap device (mm/swapfile.h), swapped on at boot; 0: no swap device.
   unsigned long swap_pages = 0;
+  // The machine's RAM in pages (mm/page_alloc.h): every folio of the memory model takes its
+  // pages from it; running out reclaims globally and then runs the global OOM killer.
+  // 0: DEFAULT_TOTALRAM_PAGES (4 GiB).
+  unsigned long totalram_pages = 0;
 };
 
 // --- globals ---------------------------------------------------------------------------------
@@ -187,7 +203,8 @@ extern unsigned long g_high_debt_limit;
  *
  * Creates root_mem_cgroup, the per-CPU stocks, the "memcg" workqueue, registers the
  * return-to-user hook (mem_cgroup_handle_over_high) and a machine shutdown hook that tears all
- * of it down again, and swaps on the swap device of @params.swap_pages (mm/swapfile.h).
+ * of it down again, swaps on the swap device of @params.swap_pages (mm/swapfile.h) and gives
+ * the machine @params.totalram_pages of RAM (mm/page_alloc.h).
  * Context: task context on a running machine. Returns 0 or a negative errno.
  */
 int mem_cgroup_boot(const memcg_boot_params &params);
@@ -243,12 +260,18 @@ void __memcg_memory_event(mem_cgroup *memcg, enum memcg_memory_event event, bool
 inline void memcg_memory_event(mem_cgroup *memcg, enum memcg_memory_event event) {
   __memcg_memory_event(memcg, event, true);
 }
-inline long memcg_events(mem_cgroup *memcg, enum memcg_memory_event e) {
+// The memory.events and memory.events.local counters (the kernel reads memcg->memory_events[]
+// in place; these name the read). memcg_events() is the vm-event statistic
+// (mm/memcontrol_stat.h): passing it a memcg_memory_event is a compile error, not a silent
+// conversion to a vm_event_item number.
+inline long memory_events_read(mem_cgroup *memcg, enum memcg_memory_event e) {
   return atomic_long_read(&memcg->memory_events[e]);
 }
-inline long memcg_events_local(mem_cgroup *memcg, enum memcg_memory_event e) {
+inline long memory_events_local_read(mem_cgroup *memcg, enum memcg_memory_event e) {
   return atomic_long_read(&memcg->memory_events_local[e]);
 }
+unsigned long memcg_events(mem_cgroup *memcg, enum memcg_memory_event e) = delete;
+unsigned long memcg_events_local(mem_cgroup *memcg, enum memcg_memory_event e) = delete;
 
 // --- charging --------------------------------------------------------------------------------
 
@@ -283,6 +306,34 @@ unsigned long mem_cgroup_usage(mem_cgroup *memcg, bool swap);
 // Sockets (v2).
 bool mem_cgroup_sk_charge(mem_cgroup *memcg, unsigned int nr_pages, gfp_t gfp_mask);
 void mem_cgroup_sk_uncharge(mem_cgroup *memcg, unsigned int nr_pages);
+
+// --- the v1 OOM wait (mm/memcontrol_v1_events.cc) -----------------------------------------------
+
+// A user page fault runs between these two: a v1 OOM with oom_kill_disable met inside it is
+// waited out at its end instead of failing the charge for good.
+inline void mem_cgroup_enter_user_fault() {
+  WARN_ON(current->in_user_fault);
+  current->in_user_fault = true;
+}
+inline void mem_cgroup_exit_user_fault() {
+  WARN_ON(!current->in_user_fault);
+  current->in_user_fault = false;
+}
+/**
+ * mem_cgroup_oom_synchronize - complete the v1 OOM handling of the current page fault
+ * @handle: wait for the OOM to be resolved (the fault failed with VM_FAULT_OOM); false only
+ *   cleans up (the fault got its memory after all)
+ *
+ * With @handle the task sleeps (killable) on the memcg OOM wait queue, with under_oom marked
+ * on the memcg's subtree and the OOM listeners notified by whoever takes the subtree's OOM
+ * lock, until memcg1_oom_recover() (an uncharge, a limit raised, oom_kill_disable cleared)
+ * wakes it. Returns true if the task was in a memcg OOM (the fault is then retried), false
+ * if not. Context: task context, at the end of a user page fault; may sleep.
+ */
+bool mem_cgroup_oom_synchronize(bool handle);
+// The task met a v1 OOM with oom_kill_disable in this page fault: its charges fail at once
+// until mem_cgroup_oom_synchronize() at the end of the fault.
+inline bool task_in_memcg_oom(task_struct *p) { return p->memcg_in_oom != nullptr; }
 
 // memory.high throttling on return to user mode (resume_user_mode_work()).
 void __mem_cgroup_handle_over_high(gfp_t gfp_mask);

@@ -6,12 +6,13 @@
 //   uncharge_folio, uncharge_batch, __mem_cgroup_uncharge, __mem_cgroup_uncharge_folios,
 //   mem_cgroup_replace_folio, mem_cgroup_migrate
 // Emulation: psi_memstall_enter/leave around reclaim are not modelled (no PSI yet).
-// Emulation: memcg1_oom_recover in uncharge_batch is not modelled; of memcg1_commit_charge and
-//   memcg1_uncharge_batch only the PGPGIN/PGPGOUT events are (no v1 threshold events).
+// memcg1_commit_charge and memcg1_uncharge_batch count PGPGIN/PGPGOUT and the page events that
+//   check v1 usage thresholds (mm/memcontrol_v1_events.h).
 #include <algorithm>
 
 #include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_internal.h"
+#include "mm/memcontrol_v1_events.h"
 #include "mm/obj_cgroup.h"
 #include "mm/page_counter_stock.h"
 #include "shim/bug.h"
@@ -97,15 +98,17 @@ done_restock:
   page_counter *counter;
   if (unlikely(!page_counter_try_charge(&memcg->memory, batch, &counter)))
     return try_charge_memcg_ladder(memcg, gfp_mask, nr_pages, batch, counter);
-  if (batch > nr_pages) refill_stock(memcg, batch - nr_pages);
+  if (likely(batch > nr_pages)) refill_stock(memcg, batch - nr_pages);
   memcg_check_high(memcg, gfp_mask, batch);
   return 0;
 }
 
-// The page_counter-stock design's entry, out of line so that the memcg-stock hit in
-// try_charge_memcg() needs no stack frame.
-[[gnu::noinline]] int try_charge_memcg_pcstock_entry(mem_cgroup *memcg, gfp_t gfp_mask,
-                                                     unsigned int nr_pages) {
+// The page_counter-stock design's entry, inlined into try_charge_memcg() behind its design
+// check: its hit, like the memcg stock's, calls nothing, so neither needs a stack frame, and the
+// check leads straight to it (no jump to a function of its own); both misses are tail calls.
+[[gnu::always_inline]] inline int try_charge_memcg_pcstock_entry(mem_cgroup *memcg,
+                                                                 gfp_t gfp_mask,
+                                                                 unsigned int nr_pages) {
   // The page_counter stock's hit, inlined (v2: memory only; v1 needs memsw first).
   page_counter_stock *bank;
   if (!do_memsw_account() && (bank = READ_ONCE(memcg->memory.stock))) {
@@ -193,6 +196,7 @@ int charge_memcg(folio *f, mem_cgroup *memcg, gfp_t gfp) {
   f->memcg_data = reinterpret_cast<unsigned long>(memcg);
   // memcg1_commit_charge(): one page-in event per folio, whatever its size.
   count_memcg_events(memcg, PGPGIN, 1);
+  memcg1_check_events(memcg, folio_nr_pages(f));
   return 0;
 }
 
@@ -217,9 +221,12 @@ void uncharge_batch(const uncharge_gather *ug) {
     // Directly on the counters: freed user pages never go back through the stock.
     memcg_uncharge(ug->memcg, static_cast<unsigned int>(ug->nr_memory));
     if (ug->nr_kmem) mod_memcg_state(ug->memcg, MEMCG_KMEM, -static_cast<int>(ug->nr_kmem));
+    // Room was made: tasks waiting out a v1 OOM of a related memcg retry.
+    memcg1_oom_recover(ug->memcg);
   }
   // memcg1_uncharge_batch(): one page-out event per user folio.
   count_memcg_events(ug->memcg, PGPGOUT, ug->pgpgout);
+  memcg1_check_events(ug->memcg, ug->nr_memory);
   css_put(&ug->memcg->css);  // the gather's reference
 }
 
@@ -283,6 +290,7 @@ void mem_cgroup_replace_folio(folio *old_folio, folio *new_folio) {
   css_get(&memcg->css);
   new_folio->memcg_data = reinterpret_cast<unsigned long>(memcg);
   count_memcg_events(memcg, PGPGIN, 1);  // memcg1_commit_charge()
+  memcg1_check_events(memcg, nr_pages);
 }
 
 void mem_cgroup_migrate(folio *old_folio, folio *new_folio) {

@@ -16,8 +16,7 @@
 //   (swap support and v1 swap accounting are always built in).
 // Emulation: CONFIG_ZSWAP is off: there are no memory.zswap.* files.
 // The show handlers of memory.stat and memory.numa_stat (both hierarchies) live with the
-// statistics (mm/memcontrol_stat.h); their rows are in these tables. The v1 table has no
-// memory.numa_stat (its v1 format is not provided).
+// statistics (mm/memcontrol_stat.h); their rows are in these tables.
 #pragma once
 
 #include "kernel/cftype.h"

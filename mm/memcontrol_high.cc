@@ -10,8 +10,9 @@
 // Emulation: psi_memstall_enter/leave are not modelled.
 // Emulation: a boot option warns once when a high_policy defers a debt above a limit
 //   (memcg_boot_params::high_debt_limit).
-// Emulation: the over-high check evaluates in_task() once per charge, not once per level, and
-//   keeps its rare branches (the debt, high_work, the synchronous payment) out of line.
+// Emulation: the over-high check evaluates in_task() only at a level over its memory or swap
+//   high limit, not once per level, and keeps its rare branches (the debt, high_work, the
+//   synchronous payment) out of line.
 // Emulation: the throttle sleep is schedule_timeout_killable() on the machine clock: real time
 //   in native mode, virtual time in simulated mode.
 #include <algorithm>
@@ -102,18 +103,21 @@ inline bool memcg_high_debt_due(gfp_t gfp_mask) {
  */
 void memcg_check_high(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int batch) {
   mem_cgroup *charged = memcg;
-  // Do not make a random interrupted task pay. Emulation: evaluated once, not per level (the
-  //   context cannot change during the walk), as the shim's in_task() reads two depths.
-  const bool task = in_task();
 
   do {
     bool mem_high = page_counter_read(&memcg->memory) > READ_ONCE(memcg->memory.high);
     bool swap_high = page_counter_read(&memcg->swap) > READ_ONCE(memcg->swap.high);
 
-    // Outside a task only memory.high counts.
-    if (unlikely(mem_high || (task && swap_high))) {
-      memcg_high_exceeded(charged, memcg, task, gfp_mask, batch);
-      return;
+    if (unlikely(mem_high || swap_high)) {
+      // Do not make a random interrupted task pay: outside a task only memory.high counts.
+      // Emulation: in_task() is read only for a level over one of its limits (the context
+      //   cannot change during the walk, and the shim's in_task() reads two depths); the
+      //   levels it decides for are the kernel's.
+      const bool task = in_task();
+      if (mem_high || task) {
+        memcg_high_exceeded(charged, memcg, task, gfp_mask, batch);
+        return;
+      }
     }
   } while ((memcg = parent_mem_cgroup(memcg)));
 

@@ -9,12 +9,10 @@
 //   obj_cgroup_uncharge_pages, obj_cgroup_charge, obj_cgroup_uncharge,
 //   __memcg_kmem_charge_page, __memcg_kmem_uncharge_page
 // Emulation: see obj_cgroup.h.
-#include <algorithm>
-#include <vector>
-
 #include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_internal.h"
 #include "mm/obj_cgroup.h"
+#include "mm/page_alloc.h"
 #include "shim/bug.h"
 #include "shim/errno.h"
 #include "shim/preempt.h"
@@ -35,7 +33,30 @@ struct obj_stock_pcp {
 
 DEFINE_PER_CPU(obj_stock_pcp, obj_stock);
 DEFINE_SPINLOCK(objcg_lock);
-std::vector<obj_cgroup *> g_objcgs;  // every allocated objcg, under objcg_lock (emulator)
+// Emulation: every allocated objcg in allocation order (obj_cgroup::emu_node), and their
+// number, under objcg_lock.
+list_head g_objcgs;
+long g_nr_objcgs = 0;
+
+// The pages of the machine's RAM behind the bytes charged through the obj stock (see
+// obj_cgroup.h): taken before the charge, as the slab page comes before its object's charge.
+atomic_long_t g_slab_ram_pages;
+
+bool obj_cgroup_alloc_ram(gfp_t gfp, unsigned int nr_pages) {
+  for (unsigned int i = 0; i < nr_pages; i++) {
+    if (!__alloc_pages(gfp, 0)) {
+      while (i--) __free_pages(0);
+      return false;
+    }
+  }
+  atomic_long_add(nr_pages, &g_slab_ram_pages);
+  return true;
+}
+
+void obj_cgroup_free_ram(unsigned int nr_pages) {
+  atomic_long_sub(nr_pages, &g_slab_ram_pages);
+  for (unsigned int i = 0; i < nr_pages; i++) __free_pages(0);
+}
 
 void obj_cgroup_free_rcu(rcu_head *head) { delete container_of(head, obj_cgroup, rcu); }
 
@@ -51,10 +72,13 @@ void obj_cgroup_release(obj_cgroup *objcg) {
     mod_memcg_state(memcg, MEMCG_KMEM, -static_cast<long>(nr_pages));
     if (!mem_cgroup_is_root(memcg)) memcg_uncharge(memcg, nr_pages);
     css_put(&memcg->css);
+    obj_cgroup_free_ram(nr_pages);
   }
   {
     spin_guard g(&objcg_lock);
-    g_objcgs.erase(std::find(g_objcgs.begin(), g_objcgs.end(), objcg));
+    list_del(&objcg->list);
+    list_del(&objcg->emu_node);
+    g_nr_objcgs--;
   }
   call_rcu(&objcg->rcu, obj_cgroup_free_rcu);
 }
@@ -63,7 +87,8 @@ obj_cgroup *obj_cgroup_alloc() {
   auto *objcg = new obj_cgroup;
   atomic_long_set(&objcg->refcnt, 1);
   spin_guard g(&objcg_lock);
-  g_objcgs.push_back(objcg);
+  list_add_tail(&objcg->emu_node, &g_objcgs);
+  g_nr_objcgs++;
   return objcg;
 }
 
@@ -95,6 +120,7 @@ void drain_obj_stock(obj_stock_pcp *stock) NO_THREAD_SAFETY_ANALYSIS {
       mod_memcg_state(memcg, MEMCG_KMEM, -static_cast<long>(nr_pages));
       if (!mem_cgroup_is_root(memcg)) memcg_uncharge(memcg, nr_pages);
       css_put(&memcg->css);
+      obj_cgroup_free_ram(nr_pages);
     }
     atomic_add(static_cast<int>(nr_bytes), &old->nr_charged_bytes);
     stock->nr_bytes = 0;
@@ -130,7 +156,10 @@ void refill_obj_stock(obj_cgroup *objcg, unsigned int nr_bytes, bool allow_uncha
   }
   local_unlock(&stock->lock);
 out:
-  if (nr_pages) obj_cgroup_uncharge_pages(objcg, nr_pages);
+  if (nr_pages) {
+    obj_cgroup_uncharge_pages(objcg, nr_pages);
+    obj_cgroup_free_ram(nr_pages);
+  }
 }
 
 void drain_local_obj_stock(work_struct *) {
@@ -196,12 +225,23 @@ void memcg_offline_kmem(mem_cgroup *memcg) {
   if (!objcg) return;
   rcu_assign_pointer(memcg->objcg, nullptr);
   {
+    // memcg_reparent_objcgs: every objcg that still points at memcg is its own and those on its
+    // objcg_list (reparented to it earlier); all of them point at the parent and join the
+    // parent's list.
     spin_guard g(&objcg_lock);
-    // Every objcg that still points at memcg (its own and those reparented to it earlier).
-    for (obj_cgroup *o : g_objcgs)
-      if (o->memcg == memcg) rcu_assign_pointer(o->memcg, parent);
+    list_add(&objcg->list, &memcg->objcg_list);
+    while (!list_empty(&memcg->objcg_list)) {
+      obj_cgroup *o = list_entry(memcg->objcg_list.next, obj_cgroup, list);
+      rcu_assign_pointer(o->memcg, parent);
+      list_move(&o->list, &parent->objcg_list);
+    }
   }
   obj_cgroup_put(objcg);  // the base reference (percpu_ref_kill)
+}
+
+void memcg_detach_objcg_list(mem_cgroup *memcg) {
+  spin_guard g(&objcg_lock);
+  list_del_init(&memcg->objcg_list);
 }
 
 void memcg_free_kmem(mem_cgroup *memcg) {
@@ -268,7 +308,9 @@ int obj_cgroup_charge(obj_cgroup *objcg, gfp_t gfp, size_t size) {
   unsigned int nr_pages = usize >> PAGE_SHIFT;
   unsigned int nr_bytes = usize & (PAGE_SIZE - 1);
   if (nr_bytes) nr_pages += 1;
+  if (!obj_cgroup_alloc_ram(gfp, nr_pages)) return -ENOMEM;
   int ret = obj_cgroup_charge_pages(objcg, gfp, nr_pages);
+  if (ret) obj_cgroup_free_ram(nr_pages);
   // The unused tail of the last page stays pre-charged; not uncharged even above a page.
   if (!ret && nr_bytes)
     refill_obj_stock(objcg, static_cast<unsigned int>(PAGE_SIZE) - nr_bytes, false);
@@ -346,12 +388,17 @@ obj_stock_view obj_stock_snapshot(int cpu) NO_THREAD_SAFETY_ANALYSIS {
 
 void for_each_objcg(void (*fn)(obj_cgroup *, void *), void *arg) {
   spin_guard g(&objcg_lock);
-  for (obj_cgroup *o : g_objcgs) fn(o, arg);
+  for (list_head *pos = g_objcgs.next; pos != &g_objcgs; pos = pos->next)
+    fn(list_entry(pos, obj_cgroup, emu_node), arg);
+}
+
+unsigned long slab_ram_pages() {
+  return static_cast<unsigned long>(atomic_long_read(&g_slab_ram_pages));
 }
 
 long objcg_live_count() {
   spin_guard g(&objcg_lock);
-  return static_cast<long>(g_objcgs.size());
+  return g_nr_objcgs;
 }
 
 }  // namespace umemcg::emu

@@ -51,7 +51,7 @@ void memcg_pcstock_shutdown() {
 /*
  * A new memcg gets stock on its memory (and v1 memsw) counter. On v2 only leaves stock: the
  * parent loses its stock now, and its slots on every CPU are drained right away (leftovers that
- * race with this are drained lazily on later misses).
+ * race with this are drained lazily by later refills).
  */
 void memcg_pcstock_online(mem_cgroup *memcg) {
   WRITE_ONCE(memcg->memory.stock, &memory_stock);

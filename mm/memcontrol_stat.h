@@ -239,6 +239,9 @@ void mem_cgroup_flush_stats_ratelimited(mem_cgroup *memcg);
 int memory_stat_show(seq_file *m, void *v);
 // memory.numa_stat (v2): one line per node item of memory.stat, " N0=<value>".
 int memory_numa_stat_show(seq_file *m, void *v);
+// memory.numa_stat (v1): "total=", "file=", "anon=", "unevictable=" lines of the memcg's own LRU
+// pages, then the same with "hierarchical_" for its subtree; each "<pages> N0=<pages>".
+int memcg_numa_stat_show(seq_file *m, void *v);
 // The v1 text whatever the hierarchy (memcg1_stat_format).
 // Emulation: the kernel's v1 table points at memory_stat_show, which picks the v1 text there.
 int memcg1_stat_show(seq_file *m, void *v);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// mm/memcontrol_stat_format.cc: the text of memory.stat (v2 and v1) and memory.numa_stat.
+// mm/memcontrol_stat_format.cc: the text of memory.stat (v2 and v1) and memory.numa_stat (v2
+// and v1).
 //
 // memory.stat (v2) prints, in this order, every memory_stats[] item in bytes (or as a count for
 // the workingset and demotion items), the synthesised slab line after slab_unreclaimable, the
@@ -9,7 +10,8 @@
 //
 // Mirrors: mm/memcontrol.c (memory_stats[], memcg_stat_format, memory_stat_format,
 //   memory_stat_show, memory_numa_stat_show), mm/memcontrol-v1.c (memcg1_stats[],
-//   memcg1_stat_names[], memcg1_events[], memcg1_stat_format) (Linux 6.19)
+//   memcg1_stat_names[], memcg1_events[], memcg1_stat_format, mem_cgroup_node_nr_lru_pages,
+//   mem_cgroup_nr_lru_pages, memcg_numa_stat_show) (Linux 6.19)
 // Emulation: the kernel's pr_warn on a buffer overflow is a line on stderr here.
 // Emulation: the machine offers no memory_hugetlb_accounting mount option, so the hugetlb line
 //   of memory.stat is never printed (memory.numa_stat prints it: its loop has no such check).
@@ -241,6 +243,64 @@ int memory_numa_stat_show(seq_file *m, void *) {
     u64 size = static_cast<u64>(lruvec_page_state(memcg, idx)) *
                static_cast<u64>(memcg_page_state_output_unit(idx));
     seq_printf(m, "%s N0=%llu\n", ms.name, static_cast<unsigned long long>(size));
+  }
+  return 0;
+}
+
+namespace {
+
+// The LRU masks of v1 memory.numa_stat's lines.
+constexpr unsigned int LRU_ALL_FILE = (1u << LRU_INACTIVE_FILE) | (1u << LRU_ACTIVE_FILE);
+constexpr unsigned int LRU_ALL_ANON = (1u << LRU_INACTIVE_ANON) | (1u << LRU_ACTIVE_ANON);
+constexpr unsigned int LRU_ALL = (1u << NR_LRU_LISTS) - 1;
+
+// Pages on the LRU lists of @lru_mask in @memcg's lruvec of the one node: hierarchical (tree)
+// or the memcg's own.
+unsigned long mem_cgroup_node_nr_lru_pages(mem_cgroup *memcg, unsigned int lru_mask, bool tree) {
+  unsigned long nr = 0;
+  for (int lru = 0; lru < NR_LRU_LISTS; lru++) {
+    if (!((1u << lru) & lru_mask)) continue;
+    auto idx = static_cast<node_stat_item>(NR_LRU_BASE + lru);
+    nr += tree ? lruvec_page_state(memcg, idx) : lruvec_page_state_local(memcg, idx);
+  }
+  return nr;
+}
+
+// The same over every node, from the memcg's own statistics.
+unsigned long mem_cgroup_nr_lru_pages(mem_cgroup *memcg, unsigned int lru_mask, bool tree) {
+  unsigned long nr = 0;
+  for (int lru = 0; lru < NR_LRU_LISTS; lru++) {
+    if (!((1u << lru) & lru_mask)) continue;
+    nr += tree ? memcg_page_state(memcg, NR_LRU_BASE + lru)
+               : memcg_page_state_local(memcg, NR_LRU_BASE + lru);
+  }
+  return nr;
+}
+
+}  // namespace
+
+int memcg_numa_stat_show(seq_file *m, void *) {
+  struct numa_stat {
+    const char *name;
+    unsigned int lru_mask;
+  };
+  static constexpr numa_stat stats[] = {
+      {"total", LRU_ALL},
+      {"file", LRU_ALL_FILE},
+      {"anon", LRU_ALL_ANON},
+      {"unevictable", 1u << LRU_UNEVICTABLE},
+  };
+  mem_cgroup *memcg = mem_cgroup_from_css(seq_css(m));
+
+  mem_cgroup_flush_stats(memcg);
+  // The memcg's own pages, then the hierarchy's; in pages, the total first, then node 0.
+  for (bool tree : {false, true}) {
+    for (const numa_stat &stat : stats) {
+      seq_printf(m, "%s%s=%lu", tree ? "hierarchical_" : "", stat.name,
+                 mem_cgroup_nr_lru_pages(memcg, stat.lru_mask, tree));
+      seq_printf(m, " N%d=%lu", 0, mem_cgroup_node_nr_lru_pages(memcg, stat.lru_mask, tree));
+      seq_putc(m, '\n');
+    }
   }
   return 0;
 }

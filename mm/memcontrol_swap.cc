@@ -12,6 +12,7 @@
 
 #include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_internal.h"
+#include "mm/memcontrol_v1_events.h"
 #include "mm/swapfile.h"
 #include "shim/bug.h"
 #include "shim/errno.h"
@@ -130,6 +131,7 @@ void memcg1_swapout(folio *f, swp_entry_t entry) {
     if (!mem_cgroup_is_root(swap_memcg)) page_counter_charge(&swap_memcg->memsw, nr_entries);
     page_counter_uncharge(&memcg->memsw, nr_entries);
   }
+  memcg1_check_events(memcg, nr_entries);  // memcg1_charge_statistics' page events
   css_put(&memcg->css);  // the folio's reference
 }
 

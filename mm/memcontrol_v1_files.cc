@@ -10,23 +10,31 @@
 //   mem_cgroup_resize_max, mem_cgroup_force_empty(_write), mem_cgroup_hierarchy_{read,write},
 //   mem_cgroup_read_u64, mem_cgroup_dummy_seq_show, memcg_update_tcp_max, mem_cgroup_write,
 //   mem_cgroup_reset, mem_cgroup_swappiness_{read,write}, mem_cgroup_oom_control_{read,write},
-//   mem_cgroup_slab_show, mem_cgroup_legacy_files[], memsw_files[]
-// Emulation: see memcontrol_files.h (memsw rows in the same table; no memory.numa_stat).
+//   mem_cgroup_slab_show, mem_cgroup_move_charge_{read,write}, mem_cgroup_legacy_files[],
+//   memsw_files[]
+// Emulation: see memcontrol_files.h (memsw rows in the same table).
 // Emulation: memory.soft_limit_in_bytes stores and reads back its value; soft-limit reclaim
 //   (global reclaim picking the largest soft-limit excess) is not modelled.
-// Emulation: the v1 OOM wait (oom_kill_disable honoured at OOM time, under_oom, OOM
-//   notification and memcg1_oom_recover) is not modelled: under_oom reads 0.
-// Emulation: cgroup.event_control (eventfd thresholds), memory.move_charge_at_immigrate and
-//   memory.numa_stat are not provided; memory.pressure_level exists only as the file that
-//   event_control registers against (reading it fails with -EINVAL, as in the kernel).
+// memory.oom_control: oom_kill_disable 1 makes a task whose page fault meets an OOM wait (under_oom
+//   1) until an uncharge, a limit raise or oom_kill_disable 0 (mm/memcontrol_v1_events.h).
+// cgroup.event_control registers eventfds against memory.usage_in_bytes,
+//   memory.memsw.usage_in_bytes, memory.oom_control and memory.pressure_level
+//   (mm/memcontrol_v1_events.h); reading memory.pressure_level fails with -EINVAL, as in the
+//   kernel.
+// memory.move_charge_at_immigrate: charge moving is gone from the kernel (6.19): the file reads
+//   0 and takes only 0 (-EINVAL for anything else), with a deprecation warning at the first
+//   write; cgroup.procs / tasks never move charges.
+// Emulation: pr_warn_once() is a line on stderr, once per process (there is no kernel log).
 // Emulation: writing kmem.tcp.limit_in_bytes sets the counter's max; there is no v1 socket
 //   accounting to activate (tcpmem_active).
 // Emulation: force_empty's lru_add_drain_all() is not modelled (no per-CPU LRU add batches).
 #include <atomic>
+#include <cstdio>
 
 #include "mm/memcontrol_files.h"
 #include "mm/memcontrol_stat.h"
 #include "mm/memcontrol_internal.h"
+#include "mm/memcontrol_v1_events.h"
 #include "shim/errno.h"
 #include "shim/mutex.h"
 
@@ -65,6 +73,7 @@ page_counter *memfile_counter(mem_cgroup *memcg, unsigned long priv) {
  * stocks and then a reclaim pass (one page at a time) makes no progress.
  */
 int mem_cgroup_resize_max(mem_cgroup *memcg, unsigned long max, bool memsw) {
+  bool enlarge = false;
   bool drained = false;
   int ret;
   page_counter *counter = memsw ? &memcg->memsw : &memcg->memory;
@@ -82,6 +91,7 @@ int mem_cgroup_resize_max(mem_cgroup *memcg, unsigned long max, bool memsw) {
       ret = -EINVAL;
       break;
     }
+    if (max > counter->max) enlarge = true;
     ret = page_counter_set_max(counter, max);
     mutex_unlock(&memcg_max_mutex);
 
@@ -98,6 +108,8 @@ int mem_cgroup_resize_max(mem_cgroup *memcg, unsigned long max, bool memsw) {
       break;
     }
   }
+  // A raised limit may end a v1 OOM wait.
+  if (!ret && enlarge) memcg1_oom_recover(memcg);
   return ret;
 }
 
@@ -245,23 +257,46 @@ int mem_cgroup_oom_control_read(seq_file *sf, void *) {
   mem_cgroup *memcg = mem_cgroup_from_css(seq_css(sf));
 
   seq_printf(sf, "oom_kill_disable %d\n", READ_ONCE(memcg->oom_kill_disable) ? 1 : 0);
-  seq_printf(sf, "under_oom %d\n", 0);
+  seq_printf(sf, "under_oom %d\n", memcg1_under_oom(memcg) ? 1 : 0);
   seq_printf(sf, "oom_kill %lu\n",
              static_cast<unsigned long>(atomic_long_read(&memcg->memory_events[MEMCG_OOM_KILL])));
   return 0;
 }
 
-// Only 0 and 1, and not on the root.
+std::atomic<bool> oom_control_warned{false};
+
+// Only 0 and 1, and not on the root; 0 wakes the tasks waiting out an OOM (the killer runs
+// when they retry). The first write of any value warns that the file is deprecated.
 int mem_cgroup_oom_control_write(cgroup_subsys_state *css, const cftype *, u64 val) {
   mem_cgroup *memcg = mem_cgroup_from_css(css);
 
+  if (!oom_control_warned.exchange(true, std::memory_order_relaxed))
+    std::fprintf(stderr,
+                 "oom_control is deprecated and will be removed. Please report your usecase to "
+                 "linux-mm@kvack.org if you depend on this functionality.\n");
   if (mem_cgroup_is_root(memcg) || !(val == 0 || val == 1)) return -EINVAL;
   WRITE_ONCE(memcg->oom_kill_disable, val == 1);
+  if (!val) memcg1_oom_recover(memcg);
   return 0;
 }
 
 // Deprecated: always empty.
 int mem_cgroup_slab_show(seq_file *, void *) { return 0; }
+
+// Charge moving was removed: nothing is ever moved, so the file reads 0.
+u64 mem_cgroup_move_charge_read(cgroup_subsys_state *, const cftype *) { return 0; }
+
+std::atomic<bool> move_charge_warned{false};
+
+// Only 0 (no moving) is accepted; the first write of any value warns that the file is
+// deprecated.
+int mem_cgroup_move_charge_write(cgroup_subsys_state *, const cftype *, u64 val) {
+  if (!move_charge_warned.exchange(true, std::memory_order_relaxed))
+    std::fprintf(stderr,
+                 "Cgroup memory moving (move_charge_at_immigrate) is deprecated. Please report "
+                 "your usecase to linux-mm@kvack.org if you depend on this functionality.\n");
+  return val != 0 ? -EINVAL : 0;
+}
 
 }  // namespace
 
@@ -291,13 +326,20 @@ const cftype mem_cgroup_legacy_files[] = {
     {.name = "use_hierarchy",
      .read_u64 = mem_cgroup_hierarchy_read,
      .write_u64 = mem_cgroup_hierarchy_write},
+    {.name = "cgroup.event_control",  // for compatibility: no "memory." prefix
+     .flags = CFTYPE_NO_PREFIX | CFTYPE_WORLD_WRITABLE,
+     .write = memcg_write_event_control},
     {.name = "swappiness",
      .read_u64 = mem_cgroup_swappiness_read,
      .write_u64 = mem_cgroup_swappiness_write},
+    {.name = "move_charge_at_immigrate",
+     .read_u64 = mem_cgroup_move_charge_read,
+     .write_u64 = mem_cgroup_move_charge_write},
     {.name = "oom_control",
      .seq_show = mem_cgroup_oom_control_read,
      .write_u64 = mem_cgroup_oom_control_write},
     {.name = "pressure_level", .seq_show = mem_cgroup_dummy_seq_show},
+    {.name = "numa_stat", .seq_show = memcg_numa_stat_show},
     {.name = "kmem.limit_in_bytes",
      .private_ = MEMFILE_PRIVATE(_KMEM, RES_LIMIT),
      .read_u64 = mem_cgroup_read_u64,

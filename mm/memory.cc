@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mm/memcontrol_folio.h"
+#include "mm/page_alloc.h"
 #include "mm/swap.h"
 #include "mm/swapfile.h"
 #include "mm/workingset.h"
@@ -71,11 +72,13 @@ void free_zapped(zap_details *z) {
   z->entries.clear();
 }
 
-// __mm_populate(): faults every page of the new mapping in, in this kernel entry.
+// __mm_populate(): faults every page of the new mapping in, in this kernel entry. These are
+// get_user_pages() faults, not user faults: a failed one (VM_FAULT_OOM: the charge failed, a
+// v1 OOM with oom_kill_disable included, which is not waited out here) ends the population.
 void mm_populate(mm_struct *mm, unsigned long start, unsigned long nr_pages) {
   for (unsigned long a = start; a < start + nr_pages; a++) {
     if (fatal_signal_pending(current)) break;
-    if (do_user_addr_fault(mm, a)) break;
+    if (handle_mm_fault(mm, a)) break;
   }
 }
 
@@ -89,7 +92,8 @@ vm_fault_t do_swap_page(mm_struct *mm, unsigned long addr, swp_entry_t entry) {
   mem_cgroup *mm_memcg = rcu_dereference(mm->memcg);
   count_memcg_events(mm_memcg ? mm_memcg : root_mem_cgroup, PGMAJFAULT, 1);
   rcu_read_unlock();
-  folio *f = folio_alloc();
+  folio *f = folio_alloc(GFP_KERNEL);
+  if (!f) return VM_FAULT_OOM;  // the entry stays: the retried fault swaps it in again
   folio_set_swapbacked(f);
   if (mem_cgroup_swapin_charge_folio(f, mm, GFP_KERNEL, entry)) {
     folio_put(f);
@@ -224,7 +228,8 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
 
   // do_anonymous_page(): allocate, charge, then map under the lock.
   emu::consume_time(kFaultNs);
-  folio *f = folio_alloc();
+  folio *f = folio_alloc(GFP_KERNEL);
+  if (!f) return VM_FAULT_OOM;
   folio_set_swapbacked(f);
   if (__mem_cgroup_charge(f, mm, GFP_KERNEL)) {
     folio_put(f);
@@ -238,6 +243,12 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
     spin_unlock(&mm->page_table_lock);
     folio_put(f);
     return 0;
+  }
+  // check_stable_address_space(): the OOM reaper is tearing this mm down.
+  if (test_bit(MMF_UNSTABLE, &mm->flags)) {
+    spin_unlock(&mm->page_table_lock);
+    folio_put(f);
+    return VM_FAULT_SIGBUS;
   }
   f->mapping = mm;
   f->index = addr;
@@ -253,13 +264,30 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
 
 vm_fault_t do_user_addr_fault(mm_struct *mm, unsigned long addr) {
   for (;;) {
+    // handle_mm_fault() with FAULT_FLAG_USER.
+    mem_cgroup_enter_user_fault();
     vm_fault_t ret = handle_mm_fault(mm, addr);
+    mem_cgroup_exit_user_fault();
+    // A v1 OOM met by a charge that then got its memory another way: just forget it.
+    if (task_in_memcg_oom(current) && !(ret & VM_FAULT_OOM)) mem_cgroup_oom_synchronize(false);
     if (!(ret & VM_FAULT_OOM)) return ret;
-    // pagefault_out_of_memory(): a dying task returns quietly, anything else retries the fault
-    // (the memcg OOM killer has already run inside the charge).
+    // pagefault_out_of_memory(): a v1 OOM with oom_kill_disable is waited out here; then (or
+    // when the memcg OOM killer has already run inside the charge) a dying task returns
+    // quietly, anything else retries the fault.
+    mem_cgroup_oom_synchronize(true);
     if (fatal_signal_pending(current)) return ret;
     cond_resched();
   }
+}
+
+void __oom_reap_task_mm(mm_struct *mm) {
+  zap_details folios;
+  spin_lock(&mm->page_table_lock);
+  // A fault that raced with the reaper must not map a new page after it (it fails instead).
+  set_bit(MMF_UNSTABLE, &mm->flags);
+  for (auto &[start, vma] : mm->vmas) zap_range(mm, vma, vma->vm_start, vma->vm_end, &folios);
+  spin_unlock(&mm->page_table_lock);
+  free_zapped(&folios);
 }
 
 void exit_mmap(mm_struct *mm) {

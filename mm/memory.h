@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mm/memory.h: private anonymous memory of an address space: mappings, faults, unmapping.
 //
-// A fault on a missing page of a mapping allocates a folio, charges it to the mm's memcg
+// A fault on a missing page of a mapping allocates a folio (the machine's RAM, mm/page_alloc.h:
+// global reclaim, then the global OOM killer, may run inside), charges it to the mm's memcg
 // (__mem_cgroup_charge, GFP_KERNEL: reclaim, then the OOM killer, may run inside), maps it
 // (MM_ANONPAGES) and queues it for the LRU through this CPU's lru_add batch; a VM_LOCKED
 // mapping's folios are mlocked (unevictable). A fault on a swap entry (a page reclaim swapped
@@ -13,7 +14,7 @@
 // Mirrors: mm/memory.c (handle_mm_fault, do_anonymous_page, do_swap_page, zap_pte_range,
 //   unmap_vmas),
 //   mm/mmap.c (do_mmap, do_munmap, exit_mmap), mm/madvise.c (MADV_DONTNEED), mm/gup.c
-//   (__mm_populate), mm/oom_kill.c (pagefault_out_of_memory) (Linux 6.19)
+//   (__mm_populate), mm/oom_kill.c (pagefault_out_of_memory, __oom_reap_task_mm) (Linux 6.19)
 // Emulation: addresses are page numbers (see mm/mm_types.h); only private anonymous mappings.
 // Emulation: each fault costs kFaultNs, each swap-in kSwapInNs more, and each zapped page or
 //   swap entry kZapNs of machine time (docs/memory-model.md).
@@ -43,7 +44,8 @@ vm_area_struct *find_vma(mm_struct *mm, unsigned long addr) REQUIRES(mm->page_ta
  * @addr: gets the first page number
  *
  * Context: inside a kernel entry of the owning task. Returns 0 or -EINVAL/-ENOMEM. Population
- * errors are not reported (as mm_populate's): population stops at a fatal signal.
+ * errors are not reported (as mm_populate's): population stops at a fatal signal or at the
+ * first page whose fault fails (get_user_pages faults: no retry, no OOM wait).
  */
 int do_mmap_anon(mm_struct *mm, unsigned long nr_pages, unsigned long flags, unsigned long *addr);
 // munmap(): unmaps [@start, @start + @nr_pages), which must be whole mappings here.
@@ -58,9 +60,14 @@ int madvise_dontneed(mm_struct *mm, unsigned long start, unsigned long nr_pages)
  * owning task, or another task's remote access (as get_user_pages_remote) to a live mm.
  */
 vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr);
-// The page fault as the architecture's handler runs it: handle_mm_fault, retried after
-// VM_FAULT_OOM unless a fatal signal is pending. Returns 0, VM_FAULT_SIGBUS or VM_FAULT_OOM.
+// The page fault as the architecture's handler runs it: handle_mm_fault as a user fault, retried
+// after VM_FAULT_OOM unless a fatal signal is pending; a v1 OOM with oom_kill_disable is waited
+// out first (mem_cgroup_oom_synchronize). Returns 0, VM_FAULT_SIGBUS or VM_FAULT_OOM.
 vm_fault_t do_user_addr_fault(mm_struct *mm, unsigned long addr);
+// __oom_reap_task_mm(): the OOM reaper's unmap of every private mapping of @mm (the mappings
+// stay, their pages and swap entries go, mlocked ones too), after setting MMF_UNSTABLE so that
+// a later fault of the victim fails with VM_FAULT_SIGBUS instead of mapping a page.
+void __oom_reap_task_mm(mm_struct *mm);
 // exit_mmap(): unmaps everything and sets MMF_OOM_SKIP.
 void exit_mmap(mm_struct *mm);
 

@@ -40,6 +40,8 @@ inline constexpr unsigned long VM_LOCKED = 0x2000;
 
 // mm_struct::flags bits (kernel names).
 inline constexpr int MMF_OOM_SKIP = 21;
+// Set by the OOM reaper: the mm's memory is being torn down, a new fault must not map a page.
+inline constexpr int MMF_UNSTABLE = 22;
 inline constexpr int MMF_OOM_REAP_QUEUED = 25;
 
 // One page table entry: a present page (with its accessed bit), a swap entry (the page is in

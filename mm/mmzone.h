@@ -7,7 +7,10 @@
 // Folios are linked through folio::lru under lru_lock.
 //
 // Mirrors: include/linux/mmzone.h (enum lru_list, struct lruvec), include/linux/memcontrol.h
-//   (struct mem_cgroup_per_node, struct mem_cgroup_reclaim_iter) (Linux 6.19)
+//   (struct mem_cgroup_per_node, struct mem_cgroup_reclaim_iter), include/linux/mmzone.h
+//   (struct pglist_data's kswapd fields) (Linux 6.19)
+// struct pglist_data holds the node's kswapd state (mm/vmscan.h).
+//
 // Emulation: one node and one zone, so lru_zone_size is one number per list and every memcg has
 //   exactly one lruvec, embedded in its mem_cgroup_per_node.
 // Emulation: the reclaim iterator walks a tree of every allocated memcg (online or dying) kept
@@ -20,6 +23,7 @@
 #include "shim/spinlock.h"
 #include "shim/thread_annotations.h"
 #include "shim/types.h"
+#include "shim/wait.h"
 
 namespace umemcg {
 
@@ -85,5 +89,19 @@ struct mem_cgroup_per_node {
   mem_cgroup_reclaim_iter iter;
   memcg_tree_node tree;
 };
+
+// The kswapd fields of the one node (pg_data_t).
+struct pglist_data {
+  // kswapd sleeps here; wakeup_kswapd() wakes it when it is on the queue.
+  wait_queue_head kswapd_wait{{0, "kswapd_wait"}, nullptr, nullptr, "kswapd_wait"};
+  // The order the allocations that woke kswapd asked for (0 here: order-0 folios).
+  int kswapd_order = 0;
+  // balance_pgdat() runs that reclaimed nothing in a row; at MAX_RECLAIM_RETRIES the node is
+  // hopeless and left to direct reclaim, which resets it when it makes progress.
+  int kswapd_failures = 0;
+  // The kswapd thread, or nullptr before its start (see mm/vmscan.h).
+  task_struct *kswapd = nullptr;
+};
+using pg_data_t = pglist_data;
 
 }  // namespace umemcg

@@ -12,6 +12,14 @@
 //   reference is dropped at offline, like percpu_ref_kill().
 // Emulation: the obj stock keeps no slab vmstat accumulators (cached_pgdat, NR_SLAB_*_B): there
 //   are no slab statistics yet. Each object is charged the size the caller passes.
+// Emulation: the whole pages obj_cgroup_charge() charges stand for the slab pages behind the
+//   objects: each takes a page of the machine's RAM through the page allocator (__alloc_pages
+//   with the caller's gfp, before the charge, as the kernel allocates the slab page before it
+//   charges the object; a failed charge gives it back) and gives it back when the page is
+//   uncharged (from the obj stock, a drain or the objcg's release). The kernel's slab pages
+//   are shared by objects of every memcg and freed when empty; here the charged pages are the
+//   RAM. Pages charged with __memcg_kmem_charge_page() are the caller's folio, whose
+//   allocation took its RAM.
 // Emulation: obj_cgroup_charge_pages() charges through try_charge() (the root is never charged),
 //   matching the uncharge side that skips the root (inferred).
 // Emulation: there is no per-task cached objcg (current->objcg): current_obj_cgroup() looks it
@@ -22,12 +30,19 @@
 
 #include "mm/memcontrol.h"
 #include "shim/atomic.h"
+#include "shim/list.h"
 #include "shim/rcupdate.h"
 
 namespace umemcg {
 
 struct obj_cgroup {
   atomic_long_t refcnt;
+  // On the objcg_list of the memcg it was reparented to (under objcg_lock); self-linked while
+  // it is its memcg's current objcg.
+  list_head list;
+  // Emulation: on the registry of every allocated objcg (emu::for_each_objcg), under
+  // objcg_lock.
+  list_head emu_node;
   mem_cgroup *memcg = nullptr;  // RCU; the parent after reparenting
   // Sub-page remainders flushed out of per-CPU stocks, waiting to be picked up by a refill.
   atomic_t nr_charged_bytes;
@@ -67,4 +82,6 @@ obj_stock_view obj_stock_snapshot(int cpu);
 // Every objcg currently allocated (for the invariant checker), under the objcg list lock.
 void for_each_objcg(void (*fn)(obj_cgroup *, void *), void *arg);
 long objcg_live_count();
+// The pages of the machine's RAM the bytes charged through the obj stock hold (see the banner).
+unsigned long slab_ram_pages();
 }  // namespace umemcg::emu

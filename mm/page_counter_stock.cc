@@ -62,6 +62,18 @@ bool is_descendant(page_counter *c, page_counter *root) {
   return false;
 }
 
+/*
+ * Drains the slots of counters that no longer have a stock (v2 cgroups that became parents after
+ * the slot was filled: leftovers of isolated CPUs or of refills racing with the switch). Runs on
+ * every refill, which follows every miss that charged a batch: the hit path stays call-free.
+ */
+void pc_drain_lost_slots(page_counter_stock_pcp *stock) REQUIRES(stock->lock) {
+  for (int i = 0; i < NR_PC_STOCK; ++i) {
+    page_counter *c = READ_ONCE(stock->cached[i]);
+    if (c && !READ_ONCE(c->stock)) pc_drain_slot(stock->bank, stock, i);
+  }
+}
+
 }  // namespace
 
 int page_counter_stock_init(page_counter_stock *bank, workqueue_struct *wq, u64 seed,
@@ -95,21 +107,6 @@ void page_counter_stock_destroy(page_counter_stock *bank) {
   bank->pcp = nullptr;
 }
 
-/*
- * The miss path of page_counter_consume_stock(), with the lock held: drain the slots of
- * counters that no longer have a stock (v2 cgroups that became parents after the slot was
- * filled: leftovers of isolated CPUs or of refills racing with the switch), then unlock.
- */
-bool page_counter_consume_stock_slow(page_counter_stock_pcp *stock, page_counter *,
-                                     unsigned int) NO_THREAD_SAFETY_ANALYSIS {
-  for (int i = 0; i < NR_PC_STOCK; ++i) {
-    page_counter *c = READ_ONCE(stock->cached[i]);
-    if (c && !READ_ONCE(c->stock)) pc_drain_slot(stock->bank, stock, i);
-  }
-  local_unlock(&stock->lock);
-  return false;
-}
-
 void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages) {
   page_counter_stock *bank = READ_ONCE(counter->stock);
   if (!bank || nr_pages > PC_STOCK_BATCH) {
@@ -121,6 +118,7 @@ void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages) {
     page_counter_uncharge(counter, nr_pages);
     return;
   }
+  pc_drain_lost_slots(stock);
   int empty_slot = -1;
   int i;
   for (i = 0; i < NR_PC_STOCK; ++i) {

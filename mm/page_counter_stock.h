@@ -10,7 +10,7 @@
 // the hierarchy and refills the bank with the surplus. memcg uses one bank for memory counters
 // and one for memsw counters (v1), so the two stock, hit, evict and drain independently.
 // counter->stock may be cleared at run time (a v2 cgroup becoming a parent): it is read with
-// READ_ONCE, and slots left behind for such counters are drained lazily on later misses.
+// READ_ONCE, and slots left behind for such counters are drained lazily by later refills.
 //
 // Mirrors: mm/page_counter.c, include/linux/page_counter.h of the seed-003 series (Linux 6.19
 //   base); the memcg-side half is mm/memcontrol_pcstock.cc.
@@ -68,30 +68,31 @@ int page_counter_stock_init(page_counter_stock *bank, workqueue_struct *wq, u64 
 // Drains every CPU (each on its own CPU, waited for) and frees the bank.
 void page_counter_stock_destroy(page_counter_stock *bank);
 
-bool page_counter_consume_stock_slow(page_counter_stock_pcp *stock, page_counter *counter,
-                                     unsigned int nr_pages) RELEASE(stock->lock);
-
 /**
  * page_counter_consume_stock - take @nr_pages of @counter from this CPU's bank
  * Returns true on a hit. A miss (no slot, too few pages, or the lock held below us) returns
- * false; a miss with the lock also drains slots of counters that lost their stock.
+ * false. No path calls a function, so an inlining caller needs no stack frame for its hit.
  */
 inline bool page_counter_consume_stock(page_counter_stock *bank, page_counter *counter,
                                        unsigned int nr_pages) {
   if (nr_pages > PC_STOCK_BATCH) return false;
   page_counter_stock_pcp *stock = this_cpu_ptr(bank->pcp);
+  OPTIMIZER_HIDE_VAR(stock);  // one address for the lock, the slot and the unlock (S1)
   if (!local_trylock(&stock->lock)) return false;
-  for (int i = 0; i < NR_PC_STOCK; ++i) {
-    if (counter != READ_ONCE(stock->cached[i])) continue;
-    u8 stock_pages = READ_ONCE(stock->nr_pages[i]);
+  bool ret = false;
+  for (size_t i = 0; i < NR_PC_STOCK; ++i) {
+    // Written only by this CPU under the lock we hold: plain loads, as in consume_stock()
+    // (mm/memcontrol_internal.h); only the store is WRITE_ONCE for the racy remote readers.
+    if (counter != stock->cached[i]) continue;
+    u8 stock_pages = stock->nr_pages[i];
     if (likely(stock_pages >= nr_pages)) {
-      WRITE_ONCE(stock->nr_pages[i], stock_pages - nr_pages);
-      local_unlock(&stock->lock);
-      return true;
+      WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(stock_pages - nr_pages));
+      ret = true;
     }
     break;
   }
-  return page_counter_consume_stock_slow(stock, counter, nr_pages);  // unlocks
+  local_unlock(&stock->lock);
+  return ret;
 }
 
 /**

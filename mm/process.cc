@@ -233,6 +233,22 @@ int scan_processes(mem_cgroup *memcg, const std::function<int(Process *)> &fn) {
   return ret;
 }
 
+int for_each_process(const std::function<int(Process *)> &fn) {
+  std::vector<Process *> procs;
+  spin_lock(&g_proc_lock);
+  for (Process *p : g_live) {
+    atomic_inc(&p->refs);
+    procs.push_back(p);
+  }
+  spin_unlock(&g_proc_lock);
+  int ret = 0;
+  for (Process *p : procs) {
+    if (!ret) ret = fn(p);
+    process_put(p);
+  }
+  return ret;
+}
+
 void process_pin(Process *p) { atomic_inc(&p->refs); }
 void process_unpin(Process *p) { process_put(p); }
 

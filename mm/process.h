@@ -106,6 +106,9 @@ int workload_sleep(std::uint64_t ns);
 // returned). mem_cgroup_scan_tasks() for the OOM killer.
 // Each process passed to @fn is pinned for the call (it cannot be reaped meanwhile).
 int scan_processes(mem_cgroup *memcg, const std::function<int(Process *)> &fn);
+// Every live process in start order (for_each_process() for the global OOM killer), with the
+// same pinning and early stop as scan_processes().
+int for_each_process(const std::function<int(Process *)> &fn);
 // Model bookkeeping for the invariant checker: the css references the live processes' mms hold
 // on @memcg.
 long process_css_refs(mem_cgroup *memcg);

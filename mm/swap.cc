@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mm/memcontrol_iter.h"
+#include "mm/page_alloc.h"
 #include "mm/workingset.h"
 #include "shim/bug.h"
 #include "shim/local_lock.h"
@@ -60,7 +61,7 @@ void free_folios(folio **folios, unsigned int nr) {
     }
   }
   __mem_cgroup_uncharge_folios(folios, nr);
-  for (unsigned int i = 0; i < nr; i++) delete folios[i];
+  free_unref_folios(folios, nr);
 }
 
 // lru_add(): the batch entry's destination list.
@@ -130,13 +131,6 @@ void lruvec_del_folio(lruvec *lv, folio *f) {
 // paired with update_lru_size()'s WRITE_ONCE.
 unsigned long lruvec_lru_size(lruvec *lv, lru_list lru) NO_THREAD_SAFETY_ANALYSIS {
   return READ_ONCE(lv->lru_zone_size[lru]);
-}
-
-folio *folio_alloc() {
-  auto *f = new folio;
-  atomic_set(&f->_refcount, 1);
-  atomic_set(&f->_mapcount, 0);
-  return f;
 }
 
 void folio_add_lru(folio *f) {

@@ -43,8 +43,7 @@ void update_lru_size(lruvec *lv, lru_list lru, long nr) REQUIRES(lv->lru_lock);
 // Exact size of one list in pages.
 unsigned long lruvec_lru_size(lruvec *lv, lru_list lru);
 
-// A new folio with one reference (the caller's), not charged, on no list.
-folio *folio_alloc();
+// folio_alloc(), free_unref_folios(): mm/page_alloc.h (the machine's RAM).
 /**
  * folio_add_lru - queue a new folio for the LRU on this CPU
  * @f: folio, charged; PG_active/PG_mlocked chosen by the caller

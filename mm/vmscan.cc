@@ -13,9 +13,23 @@
 // charge moves to the slot). Without swap space the memcg may use, anon lists are not scanned.
 //
 // Mirrors: mm/vmscan.c (Linux 6.19)
-// Emulation: single node and zone; no kswapd, writeback, dirty throttling, vmpressure, shrinkers
-//   (slab reclaim), demotion or MGLRU; too_many_isolated() never stalls (isolation is bounded
-//   by SWAP_CLUSTER_MAX per reclaimer).
+// Each pass reports its efficiency to vmpressure (mm/vmpressure.h), unless proactive.
+// kswapd (balance_pgdat, its thread in vmscan_kswapd.cc) reclaims through the same shrink_node()
+// and memcg walk as direct reclaim, with the root as the target: a full walk every pass,
+// memory.min and memory.low skipped (kswapd has no low-override pass), anon aged in the
+// background (kswapd_age_node), the high watermark in pages asked for per pass and the priority
+// raised only when a pass scanned less than that. Its pages scanned and stolen count as
+// PGSCAN_KSWAPD/PGSTEAL_KSWAPD of the lists' memcgs; direct reclaim's as PGSCAN_DIRECT/
+// PGSTEAL_DIRECT, memory.reclaim's as PGSCAN_PROACTIVE/PGSTEAL_PROACTIVE. Any reclaim that
+// frees a page resets kswapd_failures.
+// Emulation: single node and zone; no writeback, dirty throttling, shrinkers (slab reclaim),
+//   demotion or MGLRU; too_many_isolated() never stalls (isolation is bounded by
+//   SWAP_CLUSTER_MAX per reclaimer) and direct reclaimers are never throttled on
+//   pfmemalloc_wait (throttle_direct_reclaim).
+// Emulation: global reclaim (try_to_free_pages, balance_pgdat) has no file_is_tiny balance, no
+//   v1 soft-limit reclaim pass, no watermark boost, no cache_trim_mode retry in balance_pgdat
+//   and no global vm events (ALLOCSTALL, PAGEOUTRUN, the node's PGSCAN_*): the memcgs'
+//   PGSCAN_*/PGSTEAL_* are counted.
 // Emulation: inactive_is_low reads the exact list sizes of the subtree (the kernel reads the
 //   rstat aggregates, as fresh as their last flush); the refault snapshot reads the statistics.
 // Emulation: each scanned page costs kReclaimScanNs, each memcg visited kReclaimVisitNs and each
@@ -31,10 +45,13 @@
 #include "mm/filemap.h"
 #include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_iter.h"
+#include "mm/page_alloc.h"
 #include "mm/page_counter.h"
 #include "mm/rmap.h"
 #include "mm/swap.h"
+#include "mm/vmpressure.h"
 #include "mm/workingset.h"
+#include "shim/kthread.h"
 #include "shim/machine.h"
 #include "shim/sched.h"
 
@@ -61,6 +78,9 @@ struct scan_control {
   bool may_writepage = true, may_unmap = true, may_swap = false, proactive = false;
   bool memcg_low_reclaim = false, memcg_low_skipped = false, memcg_full_walk = false;
   bool cache_trim_mode = false;
+  // cgroup_reclaim(): reclaim for a memcg's limit or memory.reclaim; false for the global
+  // direct reclaim of an allocation (try_to_free_pages), whose target is the root.
+  bool cgroup_reclaim = true;
   int priority = DEF_PRIORITY;
   gfp_t gfp_mask = 0;
   unsigned long nr_scanned = 0, nr_reclaimed = 0;
@@ -146,7 +166,7 @@ unsigned long move_folios_to_lru(lruvec *lv, list_head *list) {
       if (ndead == PAGEVEC_SIZE) {
         spin_unlock_irq(&lv->lru_lock);
         __mem_cgroup_uncharge_folios(dead, ndead);
-        for (unsigned int i = 0; i < ndead; i++) delete dead[i];
+        free_unref_folios(dead, ndead);
         ndead = 0;
         spin_lock_irq(&lv->lru_lock);
       }
@@ -157,7 +177,7 @@ unsigned long move_folios_to_lru(lruvec *lv, list_head *list) {
   spin_unlock_irq(&lv->lru_lock);
   if (ndead) {
     __mem_cgroup_uncharge_folios(dead, ndead);
-    for (unsigned int i = 0; i < ndead; i++) delete dead[i];
+    free_unref_folios(dead, ndead);
   }
   return nr_moved;
 }
@@ -252,7 +272,7 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc, unsigned long
   }
   if (!free_folios.empty()) {
     __mem_cgroup_uncharge_folios(free_folios.data(), static_cast<unsigned int>(free_folios.size()));
-    for (folio *f : free_folios) delete f;
+    free_unref_folios(free_folios.data(), static_cast<unsigned int>(free_folios.size()));
   }
   while (!list_empty(&ret)) list_move(ret.prev, list);
   return nr_reclaimed;
@@ -270,14 +290,20 @@ unsigned long shrink_inactive_list(unsigned long nr_to_scan, lruvec *lv, scan_co
   // On the list's owner, not the target; memory.reclaim is PROACTIVE, every other memcg
   // reclaimer DIRECT.
   mem_cgroup *owner = lruvec_memcg(lv);
-  count_memcg_events(owner, sc->proactive ? PGSCAN_PROACTIVE : PGSCAN_DIRECT, nr_scanned);
+  // reclaimer_offset(): kswapd, then proactive (memory.reclaim), then direct reclaim.
+  const bool kswapd = current_is_kswapd();
+  count_memcg_events(owner,
+                     kswapd ? PGSCAN_KSWAPD : sc->proactive ? PGSCAN_PROACTIVE : PGSCAN_DIRECT,
+                     nr_scanned);
   emu::consume_time(nr_scanned * kReclaimScanNs);
   if (nr_taken == 0) return 0;
 
   unsigned long nr_pageout;
   unsigned long nr_reclaimed = shrink_folio_list(&folio_list, sc, &nr_pageout);
   move_folios_to_lru(lv, &folio_list);
-  count_memcg_events(owner, sc->proactive ? PGSTEAL_PROACTIVE : PGSTEAL_DIRECT, nr_reclaimed);
+  count_memcg_events(owner,
+                     kswapd ? PGSTEAL_KSWAPD : sc->proactive ? PGSTEAL_PROACTIVE : PGSTEAL_DIRECT,
+                     nr_reclaimed);
   lru_note_cost(lv, is_file_lru(lru), static_cast<unsigned int>(nr_pageout),
                 static_cast<unsigned int>(nr_scanned - nr_reclaimed));
   return nr_reclaimed;
@@ -381,11 +407,12 @@ void get_scan_count(lruvec *lv, scan_control *sc, unsigned long *nr) {
 
   if (!sc->may_swap || !can_reclaim_anon_pages(memcg)) {
     balance = SCAN_FILE;
-  } else if (!swappiness) {  // cgroup reclaim, always here
+  } else if (sc->cgroup_reclaim && !swappiness) {
+    // Global reclaim with swappiness 0 still scans anon in proportion (fraction 0 below).
     balance = SCAN_FILE;
   } else if (swappiness == SWAPPINESS_ANON_ONLY) {
     balance = SCAN_ANON;
-  } else if (!sc->priority) {
+  } else if (!sc->priority && swappiness) {
     balance = SCAN_EQUAL;
   } else if (sc->cache_trim_mode) {
     balance = SCAN_FILE;
@@ -433,7 +460,10 @@ void shrink_lruvec(lruvec *lv, scan_control *sc) {
   unsigned long nr[NR_EVICTABLE_LRU], targets[NR_EVICTABLE_LRU];
   unsigned long nr_reclaimed = 0;
   unsigned long nr_to_reclaim = sc->nr_to_reclaim;
-  bool proportional_reclaim = false;  // memcg reclaim never starts proportional
+  // Global direct reclaim at the first priority scans its whole targets (the cut below
+  // does not apply); memcg reclaim and kswapd never start proportional.
+  bool proportional_reclaim =
+      !sc->cgroup_reclaim && !current_is_kswapd() && sc->priority == DEF_PRIORITY;
 
   get_scan_count(lv, sc, nr);
   std::copy(nr, nr + NR_EVICTABLE_LRU, targets);
@@ -482,7 +512,9 @@ void shrink_lruvec(lruvec *lv, scan_control *sc) {
 void shrink_node_memcgs(scan_control *sc) {
   mem_cgroup *target = sc->target_mem_cgroup;
   mem_cgroup_reclaim_cookie cookie;
-  mem_cgroup_reclaim_cookie *partial = sc->memcg_full_walk ? nullptr : &cookie;
+  // kswapd walks every memcg each time (no shared position, no stop at the goal).
+  mem_cgroup_reclaim_cookie *partial =
+      current_is_kswapd() || sc->memcg_full_walk ? nullptr : &cookie;
 
   mem_cgroup *memcg = mem_cgroup_iter(target, nullptr, partial);
   while (memcg) {
@@ -501,7 +533,12 @@ void shrink_node_memcgs(scan_control *sc) {
       }
     }
     if (!skip) {
+      unsigned long reclaimed = sc->nr_reclaimed, scanned = sc->nr_scanned;
       shrink_lruvec(mem_cgroup_lruvec(memcg), sc);
+      // Record the group's reclaim efficiency.
+      if (!sc->proactive)
+        vmpressure(sc->gfp_mask, memcg, false, sc->nr_scanned - scanned,
+                   sc->nr_reclaimed - reclaimed);
       if (partial && sc->nr_reclaimed >= sc->nr_to_reclaim) {
         mem_cgroup_iter_break(target, memcg);
         break;
@@ -535,24 +572,42 @@ void prepare_scan_control(scan_control *sc) {
   sc->cache_trim_mode = (file >> sc->priority) && !sc->may_deactivate_file;
 }
 
+// shrink_node(): one pass over the node's memcgs at sc->priority. Progress revives a hopeless
+// kswapd (kswapd_failures).
+void shrink_node(scan_control *sc) {
+  unsigned long nr_reclaimed = sc->nr_reclaimed, nr_scanned = sc->nr_scanned;
+  prepare_scan_control(sc);
+  shrink_node_memcgs(sc);
+  // Record the subtree's reclaim efficiency.
+  if (!sc->proactive)
+    vmpressure(sc->gfp_mask, sc->target_mem_cgroup, true, sc->nr_scanned - nr_scanned,
+               sc->nr_reclaimed - nr_reclaimed);
+  if (sc->nr_reclaimed - nr_reclaimed) WRITE_ONCE(node_data()->kswapd_failures, 0);
+}
+
+// snapshot_refaults(): the refault activations this reclaim of @target has seen.
+void snapshot_refaults(mem_cgroup *target) {
+  lruvec *target_lruvec = mem_cgroup_lruvec(target);
+  // Concurrent reclaimers of one target store racing snapshots, as in the kernel.
+  WRITE_ONCE(target_lruvec->refaults[WORKINGSET_ANON],
+             lruvec_page_state(target, WORKINGSET_ACTIVATE_ANON));
+  WRITE_ONCE(target_lruvec->refaults[WORKINGSET_FILE],
+             lruvec_page_state(target, WORKINGSET_ACTIVATE_FILE));
+}
+
 unsigned long do_try_to_free_pages(scan_control *sc) {
   int initial_priority = sc->priority;
 retry:
   do {
+    // Proactive reclaim (memory.reclaim) is not pressure: it reports nothing.
+    if (!sc->proactive) vmpressure_prio(sc->gfp_mask, sc->target_mem_cgroup, sc->priority);
     sc->nr_scanned = 0;
-    prepare_scan_control(sc);
-    shrink_node_memcgs(sc);
+    shrink_node(sc);
     if (sc->nr_reclaimed >= sc->nr_to_reclaim) break;
     if (sc->priority < DEF_PRIORITY - 2) sc->may_writepage = true;
   } while (--sc->priority >= 0);
 
-  // snapshot_refaults(): the refault activations this reclaim has seen.
-  lruvec *target_lruvec = mem_cgroup_lruvec(sc->target_mem_cgroup);
-  // Concurrent reclaimers of one target store racing snapshots, as in the kernel.
-  WRITE_ONCE(target_lruvec->refaults[WORKINGSET_ANON],
-             lruvec_page_state(sc->target_mem_cgroup, WORKINGSET_ACTIVATE_ANON));
-  WRITE_ONCE(target_lruvec->refaults[WORKINGSET_FILE],
-             lruvec_page_state(sc->target_mem_cgroup, WORKINGSET_ACTIVATE_FILE));
+  snapshot_refaults(sc->target_mem_cgroup);
 
   if (sc->nr_reclaimed) return sc->nr_reclaimed;
   // Nothing at all: walk the whole tree, then force deactivation, then dip into memory.low.
@@ -577,6 +632,26 @@ retry:
   return 0;
 }
 
+// kswapd_age_node(): background aging of the active anon lists, every memcg's, while the
+// machine's inactive anon list is low.
+void kswapd_age_node(scan_control *sc) {
+  lru_add_drain();
+  if (!can_age_anon_pages()) return;
+  if (!inactive_is_low(root_mem_cgroup, LRU_INACTIVE_ANON)) return;
+  for (mem_cgroup *memcg = mem_cgroup_iter(nullptr, nullptr, nullptr); memcg;
+       memcg = mem_cgroup_iter(nullptr, memcg, nullptr))
+    shrink_active_list(SWAP_CLUSTER_MAX, mem_cgroup_lruvec(memcg), sc, LRU_ACTIVE_ANON);
+}
+
+// kswapd_shrink_node(): one shrink_node() asking for the high watermark in pages. True when
+// enough was scanned (or reclaimed) that the priority need not rise.
+bool kswapd_shrink_node(scan_control *sc) {
+  unsigned long nr_reclaimed = sc->nr_reclaimed;
+  sc->nr_to_reclaim = std::max(high_wmark_pages(), SWAP_CLUSTER_MAX);
+  shrink_node(sc);
+  return std::max(sc->nr_scanned, sc->nr_reclaimed - nr_reclaimed) >= sc->nr_to_reclaim;
+}
+
 }  // namespace
 
 
@@ -589,13 +664,63 @@ bool inactive_is_low(mem_cgroup *memcg, lru_list inactive_lru) {
   return inactive * inactive_ratio < active;
 }
 
+bool pgdat_balanced(pglist_data *, int order) {
+  return zone_watermark_ok_safe(static_cast<unsigned int>(order), high_wmark_pages());
+}
+
+int balance_pgdat(pglist_data *pgdat, int order) {
+  scan_control sc;
+  sc.gfp_mask = GFP_KERNEL;
+  sc.target_mem_cgroup = root_mem_cgroup;
+  sc.cgroup_reclaim = false;
+  sc.may_unmap = true;
+
+  sc.priority = DEF_PRIORITY;
+  do {
+    unsigned long nr_reclaimed = sc.nr_reclaimed;
+    bool raise_priority = true;
+    if (pgdat_balanced(pgdat, order)) goto out;
+    sc.may_writepage = true;
+    sc.may_swap = true;  // no watermark boost here, so reclaim may always swap
+    kswapd_age_node(&sc);
+    sc.nr_scanned = 0;
+    // Enough scanned for the high watermark at full efficiency: no need to raise the priority.
+    if (kswapd_shrink_node(&sc)) raise_priority = false;
+    if (kthread_should_stop()) break;
+    nr_reclaimed = sc.nr_reclaimed - nr_reclaimed;
+    if (raise_priority || !nr_reclaimed) sc.priority--;
+  } while (sc.priority >= 1);
+  if (!sc.nr_reclaimed) WRITE_ONCE(pgdat->kswapd_failures, READ_ONCE(pgdat->kswapd_failures) + 1);
+out:
+  snapshot_refaults(root_mem_cgroup);
+  return order;
+}
+
+unsigned long try_to_free_pages(gfp_t gfp_mask, int order) {
+  scan_control sc;
+  sc.nr_to_reclaim = SWAP_CLUSTER_MAX;
+  sc.target_mem_cgroup = root_mem_cgroup;
+  sc.cgroup_reclaim = false;
+  sc.gfp_mask = gfp_mask;
+  sc.may_swap = true;
+  (void)order;  // every allocation here is order 0: no compaction
+
+  unsigned int noreclaim = current->flags & PF_MEMALLOC;
+  current->flags |= PF_MEMALLOC;
+  unsigned long nr_reclaimed = do_try_to_free_pages(&sc);
+  current->flags = (current->flags & ~PF_MEMALLOC) | noreclaim;
+  return nr_reclaimed;
+}
+
 unsigned long vmscan_try_to_free_mem_cgroup_pages(mem_cgroup *memcg, unsigned long nr_pages,
                                                   gfp_t gfp_mask, unsigned int reclaim_options,
                                                   int *swappiness) {
   scan_control sc;
   sc.nr_to_reclaim = std::max(nr_pages, SWAP_CLUSTER_MAX);
   sc.target_mem_cgroup = memcg;
-  sc.gfp_mask = gfp_mask;
+  // The reclaim flags of the caller; memcg reclaim may take any user page (GFP_HIGHUSER_MOVABLE's
+  // placement bits), which vmpressure() reads.
+  sc.gfp_mask = gfp_mask | __GFP_HIGHMEM | __GFP_MOVABLE;
   sc.may_swap = reclaim_options & MEMCG_RECLAIM_MAY_SWAP;
   sc.proactive = reclaim_options & MEMCG_RECLAIM_PROACTIVE;
   sc.proactive_swappiness = swappiness;

@@ -41,6 +41,11 @@ inline void write_once_impl(T &x, V v) noexcept {
 // expressible generically, so callers use READ_ONCE where TSan must stay quiet.
 #define data_race(expr) (expr)
 
+// OPTIMIZER_HIDE_VAR(var): the compiler forgets how var's value was computed, so it keeps the
+// value in a register instead of computing it again at each use (an empty asm that "changes"
+// var). No instruction is emitted.
+#define OPTIMIZER_HIDE_VAR(var) __asm__("" : "+r"(var))
+
 #define barrier() std::atomic_signal_fence(std::memory_order_seq_cst)
 #define smp_mb() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define smp_rmb() std::atomic_thread_fence(std::memory_order_acquire)

@@ -20,21 +20,25 @@ struct KthreadState {
 };
 
 
-task_struct *start(int (*threadfn)(void *), void *data, int cpu, const char *name) {
-  emu::Machine *m = emu::Machine::get();
+task_struct *start(int (*threadfn)(void *), void *data, int cpu, const char *name,
+                   bool daemon = false) {
+  emu::Machine::Impl *m = emu::g_machine;
   BUG_ON(!m);
   auto st = std::make_shared<KthreadState>();
   init_waitqueue_head(&st->exit_wq);
   emu::TaskOptions opts;
   opts.cpu = cpu;
   opts.kthread = true;
-  task_struct *t = m->spawn(name, [st, threadfn, data] {
+  opts.daemon = daemon;
+  emu::TaskImpl *t = m->create_task(name, [st, threadfn, data] {
     st->ret = threadfn(data);
     st->exited = true;
     wake_up_all(&st->exit_wq);
   }, opts);
-  emu::task_impl(t)->kthread = st;
-  return t;
+  // Before the task starts: the thread reads it (kthread_should_stop) from its first step.
+  t->kthread = st;
+  m->start_task(t);
+  return &t->task;
 }
 
 KthreadState *state_of(task_struct *t) {
@@ -50,6 +54,10 @@ task_struct *kthread_run(int (*threadfn)(void *data), void *data, const char *na
 task_struct *kthread_run_on_cpu(int (*threadfn)(void *data), void *data, int cpu,
                                 const char *name) {
   return start(threadfn, data, cpu, name);
+}
+
+task_struct *kthread_run_daemon(int (*threadfn)(void *data), void *data, const char *name) {
+  return start(threadfn, data, -1, name, true);
 }
 
 bool kthread_should_stop() {

@@ -5,6 +5,7 @@
 #include <urcu/urcu-memb.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -223,6 +224,7 @@ void Machine::Impl::start_task(TaskImpl *t) {
     sim_make_runnable(t);
     record("spawn", t);
   } else {
+    note_os_thread_started();
     t->thread = std::thread(native_thread_entry, t);
   }
 }
@@ -349,6 +351,7 @@ KernelEntry::KernelEntry() {
   if (!outer_) return;
   Machine::Impl *m = t->m;
   if (m->sim()) {
+    t->kernel_since = m->sim_now;
     t->wants_cpu = true;
     m->record("enter", t);
     m->sim_switch_out();  // the scheduler resumes us on a vCPU
@@ -402,6 +405,12 @@ AttachThread::~AttachThread() {
 }
 
 int current_pid() { return current ? current->pid : 0; }
+
+namespace {
+std::atomic<unsigned long> g_os_threads_started{0};
+}  // namespace
+void note_os_thread_started() { g_os_threads_started.fetch_add(1, std::memory_order_relaxed); }
+unsigned long os_threads_started() { return g_os_threads_started.load(std::memory_order_relaxed); }
 
 void set_wait_reason(const char *reason) {
   if (TaskImpl *t = task_impl(current)) t->wait_reason = reason;

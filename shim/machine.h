@@ -174,6 +174,12 @@ void set_wait_reason(const char *reason);
 // Pid of the current task, or 0.
 int current_pid();
 
+// The OS threads the shim has started in this process so far (native-mode tasks and the
+// native-mode timer thread). Simulated mode runs every task on the calling thread, so a test
+// case that leaves this unchanged ran on one OS thread; the test runner uses it to pick the
+// cases worth running under ThreadSanitizer (test/catch_main.cc).
+unsigned long os_threads_started();
+
 }  // namespace umemcg::emu
 
 namespace umemcg {

@@ -1,8 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // shim/rcu.cc: RCU in both modes (see rcupdate.h).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UMEMCG_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define UMEMCG_TSAN 1
+#endif
 // _LGPL_SOURCE: liburcu's read-side fast path is inlined here (LGPL-2.1 allows it) instead of
-// a call into the shared library.
+// a call into the shared library. Not under ThreadSanitizer: the inlined fast path reads and
+// writes the grace-period futex and the reader's counter with volatile accesses that liburcu
+// treats as atomic, which TSan instruments as plain ones and reports as races between readers
+// (urcu_common_wake_up_gp). Called in the uninstrumented library, the same code is invisible to
+// TSan, and the annotations below carry the ordering it gives.
+#ifndef UMEMCG_TSAN
 #define _LGPL_SOURCE 1
+#endif
 #include <urcu/urcu-memb.h>
 // liburcu's pointer macros share the kernel's names; this file uses neither set.
 #undef rcu_dereference
@@ -18,14 +32,6 @@
 #include "shim/preempt.h"
 #include "shim/rcupdate.h"
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UMEMCG_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define UMEMCG_TSAN 1
-#endif
 #ifdef UMEMCG_TSAN
 extern "C" void __tsan_acquire(void *addr);
 extern "C" void __tsan_release(void *addr);

@@ -73,6 +73,9 @@ struct task_struct {
   struct mem_cgroup *active_memcg = nullptr;
   struct obj_cgroup *objcg = nullptr;
   bool in_user_fault = false;
+  // The memcg whose v1 OOM (oom_kill_disable) this task waits out at the end of its page fault
+  // (a css reference held), or nullptr.
+  struct mem_cgroup *memcg_in_oom = nullptr;
   struct mm_struct *mm = nullptr;
   struct css_set *cgroups = nullptr;
   short oom_score_adj = 0;

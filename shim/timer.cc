@@ -15,6 +15,7 @@ void Machine::Impl::fire_timer(timer_list *t) {
 }
 
 void Machine::Impl::timer_start_native() {
+  note_os_thread_started();
   timer_thread = std::thread([this] {
     std::unique_lock<std::mutex> lk(timer_mu);
     while (!timer_stop) {

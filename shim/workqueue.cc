@@ -104,9 +104,8 @@ void kick_pool(WorkPool *pool) {
   }
 }
 
-void run_one(Worker *self, work_struct *work) {
-  workqueue_struct *wq = work->emu_wq;
-  work->emu_wq = nullptr;
+// Runs work, which worker_fn took off wq's list (under the pool lock, which it no longer holds).
+void run_one(Worker *self, work_struct *work, workqueue_struct *wq) {
   TaskImpl *me = task_impl(current);
   me->current_work = work;
   work->func(work);  // may free work
@@ -159,11 +158,15 @@ void worker_fn(WorkPool *pool, Worker *self) {
       work_struct *work = self->scheduled.front();
       self->scheduled.pop_front();
       self->running = work;
+      // Taken under the lock: once PENDING is clear, a queueing on another CPU writes emu_wq
+      // again (insert_work) while this execution runs.
+      workqueue_struct *wq = work->emu_wq;
+      work->emu_wq = nullptr;
       // PENDING is cleared before the function runs, with a full barrier, so that a queueing
       // after this point is not lost: it sets PENDING again and queues the item anew.
       test_and_clear_bit(WORK_STRUCT_PENDING_BIT, &work->data);
       lk.unlock();
-      run_one(self, work);
+      run_one(self, work, wq);
       lk.lock();
       self->running = nullptr;
     }
@@ -185,13 +188,13 @@ void insert_work(int cpu, workqueue_struct *wq, work_struct *work) {
   WorkPool *pool = pool_for(wq, cpu);
   // Non-reentrancy across pools (__queue_work()): an item still running on the pool it last
   // ran on is queued there, so that it never runs twice at once.
-  if (WorkPool *last = work->emu_pool; last && last != pool) {
+  if (WorkPool *last = READ_ONCE(work->emu_pool); last && last != pool) {
     std::lock_guard<std::mutex> g(last->lock);
     if (find_worker_executing(last, work)) pool = last;
   }
   wq->in_flight.fetch_add(1);
   std::lock_guard<std::mutex> g(pool->lock);
-  work->emu_pool = pool;
+  WRITE_ONCE(work->emu_pool, pool);
   work->emu_wq = wq;
   pool->worklist.push_back(work);
   pool->linked.push_back(false);
@@ -224,10 +227,13 @@ bool find_work(work_struct *work, std::unique_lock<std::mutex> *lk, WorkPool **p
     }
     return false;
   };
-  if (work->emu_pool && look(work->emu_pool)) return true;
+  // Where it was last queued is only a hint (a queueing elsewhere may move it meanwhile): every
+  // pool is looked at under its own lock.
+  WorkPool *hint = READ_ONCE(work->emu_pool);
+  if (hint && look(hint)) return true;
   for (auto &p : s->cpu_pools)
-    if (p.get() != work->emu_pool && look(p.get())) return true;
-  return s->unbound.get() != work->emu_pool && look(s->unbound.get());
+    if (p.get() != hint && look(p.get())) return true;
+  return s->unbound.get() != hint && look(s->unbound.get());
 }
 
 // Inserts a barrier behind work (queued or running). Caller holds the pool lock.

@@ -37,14 +37,11 @@ struct WorkPool;
 struct work_struct {
   unsigned long data = 0;  // WORK_STRUCT_PENDING_BIT, atomic bitops
   work_func_t func = nullptr;
-  // Emulation bookkeeping, guarded by the pool's lock.
-  work_struct *emu_next = nullptr;
-  emu::WorkPool *emu_pool = nullptr;
-  struct workqueue_struct *emu_wq = nullptr;
-  std::uint64_t emu_queued = 0;    // queueings so far
-  std::uint64_t emu_started = 0;   // queueings covered by the execution that started last
-  std::uint64_t emu_finished = 0;  // queueings covered by finished executions
-  bool emu_running = false;
+  // Emulation: the pool bookkeeping the kernel keeps in data's high bits. Both are written only
+  // under the lock of the pool the item is queued on; emu_pool is also read without a lock (as a
+  // hint of where to look first, READ_ONCE), emu_wq only under the lock.
+  emu::WorkPool *emu_pool = nullptr;  // the pool it was last queued on
+  struct workqueue_struct *emu_wq = nullptr;  // the queue it is queued on; null once taken off
 };
 
 struct delayed_work {

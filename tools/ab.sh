@@ -19,7 +19,8 @@
 # change, and the Mann-Whitney U test's p-value saying whether the difference is real.
 # build-ab/compare.json keeps that library's full report.
 # Instructions: tools/insn_check.py (of the working tree) counts the charge paths of targets S1 and
-# S2 in both builds under callgrind, exact and repeatable where times are not.
+# S2, and S7's dispatch, in both builds under callgrind, exact and repeatable where times are not
+# (a path an older umemcg-insn lacks is shown as "-").
 # Environment: BUILD_DIR, MESON_ARGS as for tools/run.sh; UMEMCG_SKIP_APT=1 skips the package
 # step; AB_DIR (default build-ab) holds the base worktree, its build and the runs: clones of
 # one repository may share one (an absolute path), so that a base revision is built once.

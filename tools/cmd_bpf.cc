@@ -200,13 +200,33 @@ const Command kBpfCommands[] = {
      "      be loaded or linked\n"},
     {"disasm", "FILE.o", "disassemble every program with relocations named", disasm,
      "exit: 0, or 2 when the object cannot be loaded\n"},
-    {"run", "FILE.o PROG [--ctx HEX|@HEXFILE] [--seed N] [--unverified]",
-     "test-run a SYSCALL program on a simulated machine", cmd_bpf_run,
-     "  --ctx HEX       the context bytes (hex; @FILE reads them from FILE)\n"
-     "  --seed N        the simulated machine's seed\n"
+    {"run", "FILE.o PROG [ARGS...] [--ctx HEX|@HEXFILE] [--ctx-u64 N] [--ctx-cgroup PATH] "
+            "[--sh SCRIPT] [--cpus N] [--memory SIZE] [--swap SIZE] [--seed N] [--unverified]",
+     "test-run a SYSCALL program in a task of the machine `umemcg sh` boots", cmd_bpf_run,
+     "The machine: cgroup v2 mounted at /sys/fs/cgroup with the memory controller, kernfs and\n"
+     "the memory model, simulated; the program runs in a process of the root cgroup. The\n"
+     "context is built from these words in their order:\n"
+     "  ARGS            u64 words (decimal, 0x hex; -N is its two's complement), as the\n"
+     "                  shell's `bpf run NAME/PROG [ARGS...]`\n"
+     "  --ctx-u64 N     one u64 word\n"
+     "  --ctx-cgroup PATH\n"
+     "                  the id of that cgroup as a u64 word (PATH absolute, or relative to\n"
+     "                  /sys/fs/cgroup), looked up after --sh ran\n"
+     "  --ctx HEX       bytes in hex (@FILE reads them from FILE)\n"
+     "Options:\n"
+     "  --sh SCRIPT     a `umemcg sh` script run first on the same machine, as `umemcg sh -e`\n"
+     "                  runs it (make cgroups, set limits, `spawn CGROUP anon SIZE --hold`)\n"
+     "  --cpus N, --memory SIZE, --swap SIZE, --seed N\n"
+     "                  the machine, as `umemcg sh` takes them (defaults 4, 4G, 0, 1)\n"
      "  --unverified    run a program the verifier rejects in the checked interpreter\n"
-     "exit: 0 the program ran, 1 the test run failed, 2 bad arguments, an object that cannot be\n"
-     "      loaded, or no such program\n"},
+     "After the run, when the program called memcg kfuncs: the calls by kfunc, the machine they\n"
+     "ran on, each lookup and reclaim with its result, and a line \"lacks: ...\" for each call\n"
+     "that returned NULL or nothing because the machine lacks what it needs (no cgroup with\n"
+     "that id, no memory css, no pages or no swap to reclaim), \"bad argument: ...\" for each\n"
+     "argument a kfunc refused.\n"
+     "exit: 0 the program ran, 1 the test run failed or the machine did not boot, 2 bad\n"
+     "      arguments, an object that cannot be loaded, no such program, a --sh script that\n"
+     "      cannot be read or fails, or a --ctx-cgroup that names no cgroup\n"},
     {"dump", "FILE.o", "print the loaded object (programs, maps, relocations)", dump,
      "exit: 0, or 2 when the object cannot be loaded\n"},
 };

@@ -123,7 +123,8 @@ bench_summary() {
     --benchmark_repetitions=15 --benchmark_enable_random_interleaving=true \
     --benchmark_min_time=0.05 --benchmark_out="$reps" --benchmark_out_format=json >/dev/null
   python3 tools/bench_ratios.py "$json" "$reps"
-  # S1 and S2 in instructions (callgrind): exact and repeatable where times are not.
+  # S1 and S2 in instructions (callgrind): exact and repeatable where times are not; and the
+  # instructions of S7's dispatch.
   python3 tools/insn_check.py --insn "$BUILD_DIR/bench/umemcg-insn"
   # The conformance plugin process on the same interpreter loops (S5: the same speed).
   python3 tools/plugin_speed.py --plugin "$BUILD_DIR/tools/umemcg-bpf-plugin"

@@ -11,7 +11,10 @@
 #
 # CATCH_TEST_SPEC (optional) narrows the cases run, e.g. "[threads]". Environment: JOBS (ninja
 # -j, default 2), TSAN_JOBS (test cases run at once, default: the number of CPUs), TSAN_TIMEOUT
-# (seconds per test case, default 300).
+# (seconds per test case, default 300), TSAN_CASES_FILE (optional: run only the cases named in
+# it, one per line; a run of the test binaries with UMEMCG_THREADED_CASES=FILE writes the cases
+# that started OS threads there, see test/catch_main.cc: the others ran on one thread, as fibers
+# synchronised at every switch, where ThreadSanitizer has nothing to find).
 # Suppressions: tools/tsan.supp (each entry documented there). liburcu's grace periods are
 # annotated in shim/rcu.cc rather than suppressed (see shim/README.md).
 set -uo pipefail
@@ -69,6 +72,11 @@ for target in "${TARGETS[@]}"; do
   t0=$(date +%s)
   # --list-test-names-only prints one name per line (no wrapping).
   mapfile -t cases < <("$exe" --list-test-names-only ${SPEC:+"$SPEC"} | sed '/^$/d')
+  all=${#cases[@]}
+  if [ -n "${TSAN_CASES_FILE:-}" ]; then
+    mapfile -t cases < <(printf '%s\n' "${cases[@]}" | grep -Fxf "$TSAN_CASES_FILE")
+    echo "$name: ${#cases[@]} of $all cases started OS threads ($TSAN_CASES_FILE)" >&2
+  fi
   # TSAN_JOBS cases at once, each in its own process.
   for i in "${!cases[@]}"; do
     while [ "$(jobs -rp | wc -l)" -ge "$TSAN_JOBS" ]; do wait -n || true; done
@@ -87,7 +95,11 @@ for target in "${TARGETS[@]}"; do
     [ "$rc" -eq 66 ] && why="ThreadSanitizer report"
     [ "$rc" -eq 124 ] && why="timeout after ${TIMEOUT}s"
     echo "---- $name: FAILED ($why): $c" >&2
-    head -150 "$tmp/$i.out" >&2
+    # What CI keeps of a log is its end: each report's one-line summary first, then the reports
+    # without the C++ library's frames and build ids, cut at 150 lines.
+    grep -E '^SUMMARY: ThreadSanitizer' "$tmp/$i.out" | sort | uniq -c >&2
+    grep -vE '^ +#[0-9]+ .*(/include/c\+\+/|/lib/gcc/)' "$tmp/$i.out" |
+      sed -E 's/ \(BuildId: [0-9a-f]+\)//' | head -150 >&2
   done
   rm -f "$tmp"/*
   echo "$name: test cases: $((p + f)) | $p passed | $f failed ($(( $(date +%s) - t0 )) s)" >&2

@@ -12,8 +12,8 @@
 //    when the verifier ran (its log has a "processed" line); the first error line is the line
 //    before it.
 //  - bpfvm: load_object_file() without kfuncs, bpf_check() with bpf_syscall_prog_type() as a
-//    privileged loader (allow_ptr_leaks, allow_uninit_stack), the first error line being the
-//    last line of bpf_verifier_result::error.
+//    privileged loader (allow_ptr_leaks, allow_uninit_stack) on the host's CPU count, the first
+//    error line being the last line of bpf_verifier_result::error.
 // The selftests' own expectations (BTF decl tags "comment:test_expect_failure" and
 // "comment:test_expect_success" on the program's FUNC) are printed beside them: they describe a
 // load as the section's own type, so they are a cross-check only.
@@ -113,6 +113,19 @@ Verdict kernel_verify_here(const char *path, const std::string &prog) {
   }
   bpf_object__close(obj);
   return v;
+}
+
+// The host kernel's nr_cpu_ids (one past the last possible CPU, "0-1" -> 2), which bounds
+// bpf_get_smp_processor_id() for its verifier; 0 (bpfvm's default) if unknown.
+u32 host_nr_cpu_ids() {
+  FILE *f = std::fopen("/sys/devices/system/cpu/possible", "r");
+  if (!f) return 0;
+  char buf[256] = {};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const std::string s(buf, n);
+  const size_t sep = s.find_last_of("-,");
+  return (u32)std::strtoul(s.c_str() + (sep == std::string::npos ? 0 : sep + 1), nullptr, 10) + 1;
 }
 
 // Emulation: libbpf 1.1 dereferences a missing vmlinux BTF when a program of a section that
@@ -215,6 +228,7 @@ void one_file(const char *path) {
         o.sleepable = true;
         o.allow_ptr_leaks = true;
         o.allow_uninit_stack = true;
+        o.nr_cpu_ids = host_nr_cpu_ids();
         const bpf_verifier_result r = bpf_check(prog.insns, o);
         u.verified = true;
         u.ok = r.ok();

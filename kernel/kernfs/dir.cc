@@ -3,7 +3,8 @@
 // draining, lookup, path walks, readdir and rename.
 //
 // Mirrors: fs/kernfs/dir.c (Linux 6.19): kernfs_new_node, kernfs_add_one, kernfs_activate,
-//   kernfs_show, kernfs_get/put, kernfs_get_active/put_active, kernfs_drain, __kernfs_remove,
+//   kernfs_show, kernfs_get/put, kernfs_get_active/put_active, kernfs_drain,
+//   kernfs_should_drain_open_files, __kernfs_remove,
 //   kernfs_remove, kernfs_remove_by_name_ns, kernfs_find_and_get_ns, kernfs_walk_and_get_ns,
 //   kernfs_fop_readdir, kernfs_rename_ns, kernfs_get_parent, kernfs_path_from_node
 // Emulation: see kernfs.h (name-ordered siblings). The kernel marks a node removed by clearing
@@ -40,15 +41,15 @@ void kernfs_free_rcu(rcu_head *head) {
 
 bool kernfs_valid_name(const char *name) {
   if (!name || !*name) return false;
-  std::string s(name);
-  return s != "." && s != ".." && s.find('/') == std::string::npos && s.size() <= 255;
+  std::string_view s(name);
+  return s != "." && s != ".." && s.find('/') == std::string_view::npos && s.size() <= 255;
 }
 
 // Next node in post-order within the subtree of root (leaves first), nullptr at the end.
 // Under kernfs_rwsem (write).
 kernfs_node *kernfs_leftmost_descendant(kernfs_node *pos) {
   while (kernfs_type(pos) == KERNFS_DIR && !pos->children.empty())
-    pos = pos->children.begin()->second;
+    pos = *pos->children.begin();
   return pos;
 }
 
@@ -56,15 +57,29 @@ kernfs_node *kernfs_next_descendant_post(kernfs_node *pos, kernfs_node *root) {
   if (!pos) return kernfs_leftmost_descendant(root);
   if (pos == root) return nullptr;
   kernfs_node *parent = pos->parent;
-  auto it = parent->children.upper_bound(pos->name);
-  if (it != parent->children.end()) return kernfs_leftmost_descendant(it->second);
+  auto it = parent->children.upper_bound(std::string_view(pos->name));
+  if (it != parent->children.end()) return kernfs_leftmost_descendant(*it);
   return parent;
 }
 
+// Whether removing kn must release open files (kernfs_should_drain_open_files): only a file
+// whose ops have a release handler and that is open. attr.open is read without the
+// open_file_mutex, after kn->active showed the node drained: every open that got an active
+// reference published attr.open (rcu_assign_pointer) before dropping it, and a node without
+// active references can no longer be opened.
+bool kernfs_should_drain_open_files(kernfs_node *kn) {
+  if (!(kn->flags & KERNFS_HAS_RELEASE)) return false;
+  smp_rmb();  // the caller's read of kn->active, then attr.open
+  return rcu_dereference(kn->attr.open) != nullptr;
+}
+
 // Waits until no active reference is held on kn, then releases its open files. Drops and
-// retakes kernfs_rwsem, as the kernel does.
+// retakes kernfs_rwsem, as the kernel does, unless there is nothing to wait for: a node with
+// no active reference left and no open file to release is skipped without dropping the lock.
 void kernfs_drain(kernfs_node *kn) NO_THREAD_SAFETY_ANALYSIS {
   kernfs_root *root = kernfs_root_of(kn);
+  if (atomic_read(&kn->active) == KN_DEACTIVATED_BIAS && !kernfs_should_drain_open_files(kn))
+    return;
   up_write(&root->kernfs_rwsem);
   wait_event(root->deactivate_waitq, atomic_read(&kn->active) == KN_DEACTIVATED_BIAS);
   kernfs_drain_open_files(kn);
@@ -74,7 +89,7 @@ void kernfs_drain(kernfs_node *kn) NO_THREAD_SAFETY_ANALYSIS {
 void kernfs_unlink_sibling(kernfs_node *kn) {
   if (!kn->linked || !kn->parent) return;
   spin_lock(&kernfs_rename_lock);
-  kn->parent->children.erase(kn->name);
+  kn->parent->children.erase(kn);
   kn->linked = false;
   spin_unlock(&kernfs_rename_lock);
 }
@@ -191,10 +206,10 @@ int kernfs_add_one(kernfs_node *kn) {
   ret = -ENOENT;
   if ((parent->flags & KERNFS_REMOVING) || (parent->parent && !parent->linked)) goto out;
   ret = -EEXIST;
-  if (parent->children.count(kn->name)) goto out;
+  if (parent->children.count(std::string_view(kn->name))) goto out;
   kn->id = ++root->last_id;
   spin_lock(&kernfs_rename_lock);
-  parent->children.emplace(kn->name, kn);
+  parent->children.insert(kn);
   kn->linked = true;
   spin_unlock(&kernfs_rename_lock);
   ret = 0;
@@ -291,8 +306,8 @@ int kernfs_remove_by_name(kernfs_node *parent, const char *name) {
   kernfs_root *root = kernfs_root_of(parent);
   std::vector<kernfs_node *> removed;
   down_write(&root->kernfs_rwsem);
-  auto it = parent->children.find(name);
-  kernfs_node *kn = it == parent->children.end() ? nullptr : it->second;
+  auto it = parent->children.find(std::string_view(name));
+  kernfs_node *kn = it == parent->children.end() ? nullptr : *it;
   if (kn) {
     kernfs_get(kn);
     __kernfs_remove(kn, &removed);
@@ -313,7 +328,7 @@ int kernfs_rename(kernfs_node *kn, kernfs_node *new_parent, const char *new_name
     ret = -ENOENT;
   } else if (kn->parent == new_parent && kn->name == new_name) {
     ret = 0;
-  } else if (new_parent->children.count(new_name)) {
+  } else if (new_parent->children.count(std::string_view(new_name))) {
     ret = -EEXIST;
   } else {
     // Moving a directory under itself is refused.
@@ -323,10 +338,10 @@ int kernfs_rename(kernfs_node *kn, kernfs_node *new_parent, const char *new_name
       kernfs_get(new_parent);
       kernfs_node *old_parent = kn->parent;
       spin_lock(&kernfs_rename_lock);
-      old_parent->children.erase(kn->name);
+      old_parent->children.erase(kn);
       kn->name = new_name;
       kn->parent = new_parent;
-      new_parent->children.emplace(kn->name, kn);
+      new_parent->children.insert(kn);
       spin_unlock(&kernfs_rename_lock);
       kernfs_put(old_parent);
     }
@@ -343,9 +358,9 @@ kernfs_node *kernfs_find_and_get(kernfs_node *parent, const char *name) {
   kernfs_root *root = kernfs_root_of(parent);
   kernfs_node *kn = nullptr;
   down_read(&root->kernfs_rwsem);
-  auto it = parent->children.find(name);
-  if (it != parent->children.end() && kernfs_active(it->second)) {
-    kn = it->second;
+  auto it = parent->children.find(std::string_view(name));
+  if (it != parent->children.end() && kernfs_active(*it)) {
+    kn = *it;
     kernfs_get(kn);
   }
   up_read(&root->kernfs_rwsem);
@@ -372,8 +387,8 @@ kernfs_node *kernfs_walk_and_get(kernfs_node *parent, const char *path) {
       kn = nullptr;
       break;
     }
-    auto it = kn->children.find(comp);
-    kn = (it != kn->children.end() && kernfs_active(it->second)) ? it->second : nullptr;
+    auto it = kn->children.find(std::string_view(comp));
+    kn = (it != kn->children.end() && kernfs_active(*it)) ? *it : nullptr;
   }
   if (kn && !kernfs_active(kn)) kn = nullptr;
   if (kn) kernfs_get(kn);
@@ -389,8 +404,8 @@ int kernfs_readdir(kernfs_node *dir, std::vector<std::string> *names) {
   if (!kernfs_active(dir)) {
     ret = -ENOENT;
   } else {
-    for (auto &[name, kn] : dir->children)
-      if (kernfs_active(kn)) names->push_back(name);
+    for (kernfs_node *kn : dir->children)
+      if (kernfs_active(kn)) names->push_back(kn->name);
   }
   up_read(&root->kernfs_rwsem);
   return ret;

@@ -26,8 +26,9 @@
 
 #include <climits>
 #include <cstddef>
-#include <map>
+#include <set>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -95,6 +96,15 @@ struct kernfs_open_node {
   std::vector<struct kernfs_file *> files;  // under the root's open_file_mutex
 };
 
+// Orders a directory's children by name (byte order) and finds them by a name without
+// building a string (the kernel's rbtree keyed by the node itself).
+struct kernfs_name_less {
+  using is_transparent = void;
+  bool operator()(const kernfs_node *a, const kernfs_node *b) const;
+  bool operator()(const kernfs_node *a, std::string_view b) const;
+  bool operator()(std::string_view a, const kernfs_node *b) const;
+};
+
 struct kernfs_node {
   atomic_t count;   // references (the parent link holds one)
   atomic_t active;  // active references; KN_DEACTIVATED_BIAS once deactivated
@@ -105,7 +115,7 @@ struct kernfs_node {
   unsigned short mode = 0;        // permission bits (0444, 0644, 0755, ...)
   u64 id = 0;                     // inode number, never reused within the root
   // Directories: the children by name, under kernfs_rwsem.
-  std::map<std::string, kernfs_node *> children;
+  std::set<kernfs_node *, kernfs_name_less> children;
   bool linked = false;            // in its parent's children (kernel: !RB_EMPTY_NODE)
   // Files.
   const kernfs_ops *ops = nullptr;
@@ -155,6 +165,16 @@ struct kernfs_file {
   bool released = false;
   loff_t f_pos = 0;
 };
+
+inline bool kernfs_name_less::operator()(const kernfs_node *a, const kernfs_node *b) const {
+  return a->name < b->name;
+}
+inline bool kernfs_name_less::operator()(const kernfs_node *a, std::string_view b) const {
+  return std::string_view(a->name) < b;
+}
+inline bool kernfs_name_less::operator()(std::string_view a, const kernfs_node *b) const {
+  return a < std::string_view(b->name);
+}
 
 inline unsigned short kernfs_type(const kernfs_node *kn) { return kn->flags & KERNFS_TYPE_MASK; }
 inline kernfs_root *kernfs_root_of(const kernfs_node *kn) { return kn->root; }

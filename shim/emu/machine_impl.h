@@ -43,6 +43,10 @@ struct TaskImpl {
   bool attached = false;      // an AttachThread task (native)
   bool timed_out = false;     // the last timed sleep ended by its deadline
   bool idle_woken = false;    // woken by schedule_unless_idle()'s idle rule (simulated)
+  // The hung-task check (simulated): machine time of the outer kernel entry, and whether the
+  // task was reported.
+  std::uint64_t kernel_since = 0;
+  bool hung_reported = false;
   // kthread_run() state (shim/kthread.cc).
   std::shared_ptr<void> kthread;
   // Workqueue worker: the pool served and the item being executed.
@@ -142,6 +146,8 @@ struct Machine::Impl {
   TimerKey sim_add_timer(SimTimer::Kind k, std::uint64_t deadline, TaskImpl *t, timer_list *tl,
                          std::uint64_t gen);
   std::string deadlock_report();
+  // The hung-task check (shim/hung_task.h) with the bound @limit, at the current machine time.
+  void sim_check_hung_tasks(std::uint64_t limit);
 
   // Sleeping (both modes). Returns after the task is TASK_RUNNING again (woken, signalled or
   // timed out). deadline_ns == 0: no deadline.
@@ -168,6 +174,9 @@ extern Machine::Impl *g_machine;
 inline TaskImpl *task_impl(task_struct *t) { return t ? t->emu : nullptr; }
 
 // Boot and shutdown pieces implemented in their own files.
+// Counts an OS thread the shim starts (os_threads_started(), shim/machine.h).
+void note_os_thread_started();
+
 void workqueue_boot(Machine::Impl *m);
 void workqueue_shutdown(Machine::Impl *m);
 void rcu_boot(Machine::Impl *m);

@@ -9,10 +9,12 @@
 // pending while non-daemon tasks remain, the machine is deadlocked: the run stops and reports
 // every task's wait reason.
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
 #include "shim/bug.h"
 #include "shim/emu/machine_impl.h"
+#include "shim/hung_task.h"
 #include "shim/timer.h"
 
 namespace umemcg::emu {
@@ -85,6 +87,29 @@ std::string Machine::Impl::deadlock_report() {
   return os.str();
 }
 
+void Machine::Impl::sim_check_hung_tasks(std::uint64_t limit) {
+  for (auto &tp : tasks) {
+    TaskImpl *t = tp.get();
+    if (t->exited || t->runnable || t->busy || t->opts.daemon || t->opts.kthread ||
+        t->hung_reported || t->kernel_depth == 0)
+      continue;
+    const unsigned int state = t->task.__state.load();
+    if (!(state & TASK_UNINTERRUPTIBLE)) continue;  // interruptible: waiting for an event
+    if (std::find(idle_wakers.begin(), idle_wakers.end(), t) != idle_wakers.end()) continue;
+    if (sim_now - t->kernel_since <= limit) continue;
+    t->hung_reported = true;
+    record("hung", t);
+    // A timed sleep names no wait reason: its state does.
+    const char *why = std::strcmp(t->wait_reason, "running") != 0 ? t->wait_reason
+                      : (state & TASK_WAKEKILL)                    ? "killable sleep"
+                                                                   : "uninterruptible sleep";
+    report_warning(__FILE__, __LINE__,
+                   format_warning("INFO: task %s:%d blocked for more than %llu seconds (%s)",
+                                  t->task.comm, t->task.pid,
+                                  static_cast<unsigned long long>(limit / 1000000000ull), why));
+  }
+}
+
 namespace {
 void fire_one(Machine::Impl *m, const SimTimer &ev) {
   switch (ev.kind) {
@@ -134,6 +159,7 @@ RunResult Machine::Impl::sim_run_until(const std::function<bool()> &done) {
       if (!sim_timers.empty()) {
         // Nothing can run: the clock jumps to the next timer.
         sim_now = std::max(sim_now, sim_timers.begin()->first.first);
+        if (const std::uint64_t limit = hung_task_timeout_ns()) sim_check_hung_tasks(limit);
         continue;
       }
       if (!sim_rcu_pending.empty()) continue;

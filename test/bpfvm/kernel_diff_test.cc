@@ -292,6 +292,7 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
       bpf_verifier_opts o = bpf_verifier_opts_for(*obj, p, in, &bpf_syscall_prog_type());
       o.allow_ptr_leaks = true;
       o.allow_uninit_stack = true;
+      o.nr_cpu_ids = testing::host_nr_cpu_ids();
       const bpf_verifier_result r = bpf_check(p.insns, o);
       const std::string name = std::filesystem::path(path).filename().string() + ":" + p.name;
       CAPTURE(name, k.first_error, r.error, k.processed, r.insn_processed);

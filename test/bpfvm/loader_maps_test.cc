@@ -9,6 +9,7 @@
 #include <map>
 
 #include "bpfvm/btf_util.h"
+#include "bpfvm/runtime_verify.h"
 #include "loader_test_util.h"
 
 namespace umemcg::emu {
@@ -193,6 +194,23 @@ TEST_CASE("DATASEC sizes and variable offsets are fixed from the ELF symbols", "
 	CHECK(svars["depth"] == 16);
 	// .ksyms has no ELF section: left as the compiler wrote it.
 	CHECK(datasec(k, ".ksyms").first == 0);
+}
+
+TEST_CASE("a map ld_imm64 written as raw bytes, without a relocation, is a raw fd: refused",
+	  "[bpfvm][loader][verifier]")
+{
+	BpfObject obj = load("raw_map_fd");
+	const int raw = obj.program_index("raw_fd");
+	const int rel = obj.program_index("relocated");
+	REQUIRE(raw >= 0);
+	REQUIRE(rel >= 0);
+	// The same delete through the relocated reference to map 0 verifies.
+	CHECK(bpf_runtime_verify(obj, obj.progs[(size_t)rel]).accepted);
+	// The raw fd 0 would name map 0 as an index: the kernel resolves it as an fd instead.
+	const BpfVerdict v = bpf_runtime_verify(obj, obj.progs[(size_t)raw]);
+	CHECK_FALSE(v.accepted);
+	CHECK(v.err == -EBADF);
+	CHECK(v.error == "fd 0 is not pointing to valid bpf_map");
 }
 
 }  // namespace

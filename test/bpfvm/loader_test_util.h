@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // test/bpfvm/loader_test_util.h: helpers shared by the loader tests: paths
-// of the compiled test programs, raw object bytes, and a kfunc registry with
-// the memcg kfuncs' signatures.
+// of the compiled test programs, raw object bytes, a kfunc registry with
+// the memcg kfuncs' signatures, the host kernel's CPU count.
 #pragma once
 
 #include <fstream>
@@ -28,6 +28,19 @@ inline std::vector<u8> read_bytes(const std::string &path)
 {
 	std::ifstream in(path, std::ios::binary);
 	return std::vector<u8>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The host kernel's nr_cpu_ids, which bounds bpf_get_smp_processor_id() for its verifier
+// (bpf_verifier_opts::nr_cpu_ids in the differential tests): one past the last possible CPU
+// ("0-1" -> 2); 0 (the verifier's default) if unknown.
+inline u32 host_nr_cpu_ids()
+{
+	std::ifstream in("/sys/devices/system/cpu/possible");
+	std::string s;
+	if (!std::getline(in, s) || s.empty())
+		return 0;
+	const size_t sep = s.find_last_of("-,");
+	return (u32)std::stoul(s.substr(sep == std::string::npos ? 0 : sep + 1)) + 1;
 }
 
 // The bytes of a compiled test program; throws (failing the test case) if

@@ -12,9 +12,11 @@ using namespace umemcg::emu::testing;
 
 namespace {
 
-// key = 0 at fp-4; r0 = bpf_map_lookup_elem(map, &key)  (6 instructions)
+// key = 1 at fp-4; r0 = bpf_map_lookup_elem(map, &key)  (6 instructions). An unaligned constant
+// key is plain stack bytes (STACK_MISC) to the verifier: the result may be NULL even for an
+// array (see get_constant_map_key()).
 #define LOOKUP(map)                                       \
-  BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), \
+  BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 1), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), \
       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, map),  \
       BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem)
 // r0 = bpf_ringbuf_reserve(rb, 16, 0)  (5 instructions)
@@ -103,7 +105,7 @@ REJECT("a modified SYSCALL context pointer passed to a helper", syscall,
        BPF_MOV64_REG(BPF_REG_2, BPF_REG_1), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, 4),
        BPF_LD_MAP_FD(BPF_REG_1, kHash), BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
 REJECT("a scalar passed as a helper's map key", syscall,
-       "R2 type=scalar expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_, ctx",
+       "R2 type=scalar expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_",
        BPF_MOV64_IMM(BPF_REG_2, 0), BPF_LD_MAP_FD(BPF_REG_1, kHash),
        BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
 REJECT("pointer stored into the ctx", syscall, "R10 leaks addr into ctx",
@@ -205,7 +207,7 @@ REJECT("helper argument of the wrong type", raw, "R1 type=scalar expected=map_pt
        BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 0), BPF_MOV64_IMM(BPF_REG_1, 0),
        BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4),
        BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
-REJECT("map key on uninitialised stack", raw, "invalid indirect read from stack R2 off -4+0 size 4",
+REJECT("map key on uninitialised stack", raw, "invalid read from stack R2 off -4+0 size 4",
        BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4),
        BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
 REJECT("unknown helper id", raw, "invalid func unknown#999", BPF_EMIT_CALL(999), RET0)
@@ -227,7 +229,7 @@ REJECT("helper memory size possibly negative", ops,
        BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -8),
        BPF_LD_MAP_FD(BPF_REG_1, kRingbuf), BPF_MOV64_IMM(BPF_REG_4, 0),
        BPF_EMIT_CALL(BPF_FUNC_ringbuf_output), RET0)
-REJECT("helper memory larger than the buffer", ops, "invalid indirect access to stack R2 off=-8 size=16",
+REJECT("helper memory larger than the buffer", ops, "invalid read from stack R2 off=-8 size=16",
        BPF_ST_MEM(BPF_DW, BPF_REG_10, -8, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
        BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -8), BPF_MOV64_IMM(BPF_REG_3, 16),
        BPF_LD_MAP_FD(BPF_REG_1, kRingbuf), BPF_MOV64_IMM(BPF_REG_4, 0),
@@ -262,8 +264,9 @@ REJECT("bpf_loop callback returning outside [0, 1]", raw,
        BPF_MOV64_IMM(BPF_REG_0, 5), BPF_EXIT_INSN())
 
 // --- ring buffer references ----------------------------------------------------------------
+// The kernel's ids: the may-be-NULL record takes id 1, its reference id 2.
 REJECT("ring-buffer record never submitted (leak at exit)", ops,
-       "Unreleased reference id=1 alloc_insn=4\nBPF_EXIT instruction in main prog would lead to reference leak",
+       "Unreleased reference id=2 alloc_insn=4\nBPF_EXIT instruction in main prog would lead to reference leak",
        RESERVE16, RET0)
 REJECT("ring-buffer record leaked on one path", ops, "Unreleased reference id=",
        RESERVE16, BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 1), BPF_ST_MEM(BPF_DW, BPF_REG_0, 0, 0), RET0)
@@ -275,7 +278,7 @@ REJECT("ring-buffer record submitted twice", ops, "R6 !read_ok",
        BPF_MOV64_REG(BPF_REG_1, BPF_REG_6), BPF_MOV64_IMM(BPF_REG_2, 0),
        BPF_EMIT_CALL(BPF_FUNC_ringbuf_submit), BPF_MOV64_REG(BPF_REG_1, BPF_REG_6),
        BPF_MOV64_IMM(BPF_REG_2, 0), BPF_EMIT_CALL(BPF_FUNC_ringbuf_discard), RET0)
-REJECT("ring-buffer submit of a moved pointer", ops, "R1 must have zero offset when passed to release func",
+REJECT("ring-buffer submit of a moved pointer", ops, "R1 must have zero offset when passed to release func or trusted arg to kfunc",
        RESERVE16, BPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 4), BPF_MOV64_REG(BPF_REG_1, BPF_REG_0),
        BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, 8), BPF_MOV64_IMM(BPF_REG_2, 0),
        BPF_EMIT_CALL(BPF_FUNC_ringbuf_submit), RET0)
@@ -356,6 +359,56 @@ REJECT("jump from one subprogram into another", raw, "jump out of range from ins
        BPF_CALL_REL(2), BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN(), BPF_JMP_A(-3), BPF_EXIT_INSN())
 REJECT("infinite loop", raw, "infinite loop detected at insn 1",
        BPF_MOV64_IMM(BPF_REG_0, 0), BPF_JMP_A(-1))
+
+TEST_CASE("verifier rejects: an infinite loop with both states, as the kernel reports it", "[bpfvm][verifier][reject]") {
+  VerifierEnv env;
+  // The kernel (6.18, as a SYSCALL program: R1=ctx()): the reason, then the current state and
+  // the explored one it equals, whole.
+  const bpf_verifier_result r = env.raw(Prog{BPF_MOV64_IMM(BPF_REG_0, 0), BPF_JMP_A(-1)}, BPF_LOG_LEVEL1);
+  CHECK(r.error ==
+        "infinite loop detected at insn 1\n"
+        "cur state: R0=0 R1=mem(sz=64) R2=64 R10=fp0\n"
+        "old state: R0=0 R1=mem(sz=64) R2=64 R10=fp0");
+  CHECK_THAT(r.log, Catch::Contains(
+      "1: (05) goto pc-1\ninfinite loop detected at insn 1\n"
+      "cur state: R0=0 R1=mem(sz=64) R2=64 R10=fp0\n"
+      "old state: R0=0 R1=mem(sz=64) R2=64 R10=fp0\n"
+      "processed 9 insns (limit 1000000) "));
+}
+
+TEST_CASE("verifier rejects: an infinite loop's explored state marks its precise registers", "[bpfvm][verifier][reject]") {
+  VerifierEnv env;
+  // r0 = 0; l1: goto l0; l0: if r0 < 4 goto l1; exit (verifier_loops1.c of the kernel's
+  // selftests). The kernel (6.18) marks r0 precise in the explored state, not in the current.
+  const bpf_verifier_result r =
+      env.raw(Prog{BPF_MOV64_IMM(BPF_REG_0, 0), BPF_JMP_A(0), BPF_JMP_IMM(BPF_JLT, BPF_REG_0, 4, -2),
+                   BPF_EXIT_INSN()});
+  CHECK(r.error ==
+        "infinite loop detected at insn 1\n"
+        "cur state: R0=0 R1=mem(sz=64) R2=64 R10=fp0\n"
+        "old state: R0=P0 R1=mem(sz=64) R2=64 R10=fp0");
+}
+
+REJECT("a context pointer moved below its start", ops, "negative offset ctx ptr R1 off=-8 disallowed",
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, -8), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_1, 0), RET0)
+
+TEST_CASE("verifier rejects: a write or a negative offset through a map pointer", "[bpfvm][verifier][reject]") {
+  VerifierEnv env;
+  bpf_verifier_opts o = env.opts(&umemcg::emu::bpf_raw_mem_prog_type());
+  o.allow_ptr_leaks = true;  // the kernel's messages after its CAP_PERFMON check
+  bpf_verifier_result r =
+      bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_ST_MEM(BPF_W, BPF_REG_1, 0, 0), RET0}, o);
+  CHECK(r.error == "only read from bpf_array is supported");
+  r = bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kHash), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_1, -8),
+                     BPF_EXIT_INSN()},
+                o);
+  CHECK(r.error == "R1 is bpf_htab invalid negative access: off=-8");
+  // Emulation: reading the map's struct is refused (the kernel reads struct bpf_array).
+  r = bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_1, 0),
+                     BPF_EXIT_INSN()},
+                o);
+  CHECK(r.error == "R1 invalid mem access 'map_ptr'");
+}
 REJECT("loop whose exit condition never changes", raw, "infinite loop detected",
        BPF_MOV64_IMM(BPF_REG_0, 0), BPF_LDX_MEM(BPF_B, BPF_REG_2, BPF_REG_1, 0),
        BPF_JMP_IMM(BPF_JEQ, BPF_REG_2, 7, 1), BPF_JMP_A(-2), BPF_EXIT_INSN())
@@ -465,3 +518,144 @@ TEST_CASE("verifier rejects: a sleepable program naming a map type it may not us
   r = bpf_check(p, o);
   CHECK(r.error == "bpf_struct_ops map cannot be used in prog");
 }
+
+TEST_CASE("verifier rejects: a layout error is the kernel's line, its index apart",
+          "[bpfvm][verifier][reject]") {
+  VerifierEnv env;
+  bpf_verifier_result r = env.raw(Prog{BPF_JMP_A(8), RET0});
+  CHECK(r.error == "jump out of range from insn 0 to 9");
+  CHECK(r.error_insn == 0);
+  r = env.raw(Prog{BPF_MOV64_IMM(BPF_REG_0, 0), BPF_RAW(BPF_ALU64 | BPF_MOV | BPF_X, 15, 0, 0, 0),
+                   BPF_EXIT_INSN()});
+  CHECK(r.error == "R15 is invalid");
+  CHECK(r.error_insn == 1);
+}
+
+REJECT("one store through the context on a path and the stack on another", syscall,
+       "same insn cannot be used with different pointers",
+       BPF_MOV64_IMM(BPF_REG_0, 0), BPF_LDX_MEM(BPF_W, BPF_REG_3, BPF_REG_1, 0),
+       BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -8),
+       BPF_JMP_IMM(BPF_JEQ, BPF_REG_3, 0, 1), BPF_MOV64_REG(BPF_REG_2, BPF_REG_1),
+       BPF_STX_MEM(BPF_DW, BPF_REG_2, BPF_REG_0, 0), BPF_EXIT_INSN())
+REJECT("one load from the context on a path and the stack on another", syscall,
+       "same insn cannot be used with different pointers",
+       BPF_ST_MEM(BPF_DW, BPF_REG_10, -8, 0), BPF_LDX_MEM(BPF_W, BPF_REG_3, BPF_REG_1, 0),
+       BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -8),
+       BPF_JMP_IMM(BPF_JEQ, BPF_REG_3, 0, 1), BPF_MOV64_REG(BPF_REG_2, BPF_REG_1),
+       BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_2, 0), BPF_EXIT_INSN())
+
+// Two lookups in a map with a bpf_spin_lock: each non-NULL value keeps its lookup's id, which
+// names its lock (the kernel keeps reg->id where the value may hold a spin lock).
+REJECT("unlock of another element's bpf_spin_lock", syscall, "bpf_spin_unlock of different lock",
+       LOOKUP(kLocked), BPF_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 1), BPF_EXIT_INSN(),
+       BPF_MOV64_REG(BPF_REG_6, BPF_REG_0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, kLocked),
+       BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), BPF_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 1),
+       BPF_EXIT_INSN(), BPF_MOV64_REG(BPF_REG_7, BPF_REG_0),
+       BPF_MOV64_REG(BPF_REG_1, BPF_REG_6), BPF_EMIT_CALL(BPF_FUNC_spin_lock),
+       BPF_MOV64_REG(BPF_REG_1, BPF_REG_7), BPF_EMIT_CALL(BPF_FUNC_spin_unlock), RET0)
+
+TEST_CASE("verifier: a map-in-map lookup's non-NULL value is the inner map",
+          "[bpfvm][verifier][reject]") {
+  VerifierEnv env;
+  bpf_verifier_map inner = env.maps[kHash];
+  bpf_verifier_map outer;
+  outer.name = "outer";
+  outer.map_type = BPF_MAP_TYPE_ARRAY_OF_MAPS;
+  outer.key_size = 4;
+  outer.value_size = 4;
+  outer.max_entries = 2;
+  outer.inner_map = &inner;
+  env.maps[kArray] = outer;
+  // r0 = outer[0]; if r0: r0 = inner[fp-8]
+  Prog lookup = {LOOKUP(kArray), BPF_JMP_IMM(BPF_JNE, BPF_REG_0, 0, 1), BPF_EXIT_INSN(),
+                 BPF_MOV64_REG(BPF_REG_1, BPF_REG_0)};
+  Prog ok = lookup;
+  for (bpf_insn in : Prog{BPF_ST_MEM(BPF_DW, BPF_REG_10, -8, 0),
+                          BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -8),
+                          BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0})
+    ok.push_back(in);
+  bpf_verifier_result r = env.syscall(ok);
+  CAPTURE(r.error);
+  CHECK(r.ok());
+  Prog bad = lookup;
+  for (bpf_insn in : Prog{BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, 8), RET0}) bad.push_back(in);
+  r = env.syscall(bad);
+  CHECK(r.error == "R1 pointer arithmetic on map_ptr prohibited");
+}
+
+// bpf_strtoul(buf, len, flags, long *res): res is fixed-size memory the helper writes, aligned.
+#define STRTOUL_RES_AT(off)                                                                   \
+  BPF_ST_MEM(BPF_DW, BPF_REG_10, -32, 0x31), BPF_MOV64_REG(BPF_REG_1, BPF_REG_10),             \
+      BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, -32), BPF_MOV64_IMM(BPF_REG_2, 1),                     \
+      BPF_MOV64_IMM(BPF_REG_3, 0), BPF_MOV64_REG(BPF_REG_4, BPF_REG_10),                      \
+      BPF_ALU64_IMM(BPF_ADD, BPF_REG_4, off), BPF_EMIT_CALL(BPF_FUNC_strtoul)
+REJECT("bpf_strtoul result slot past the frame", syscall, "invalid write to stack R4 off=-4 size=8",
+       STRTOUL_RES_AT(-4), RET0)
+REJECT("bpf_strtoul result slot misaligned", syscall, "misaligned stack access off 0+-20+0 size 8",
+       STRTOUL_RES_AT(-20), RET0)
+
+TEST_CASE("verifier: bpf_strtoul writes its uninitialised result slot", "[bpfvm][verifier]") {
+  VerifierEnv env;
+  const bpf_verifier_result r =
+      env.syscall(Prog{STRTOUL_RES_AT(-16), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_10, -16),
+                       BPF_EXIT_INSN()});
+  CAPTURE(r.error);
+  CHECK(r.ok());
+}
+
+REJECT("subtraction from a stack pointer", raw, "R1 subtraction from stack pointer prohibited",
+       BPF_MOV64_IMM(BPF_REG_0, 0), BPF_MOV64_REG(BPF_REG_1, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_SUB, BPF_REG_1, 8), BPF_STX_MEM(BPF_DW, BPF_REG_1, BPF_REG_0, 0),
+       BPF_EXIT_INSN())
+// A context pointer compared with 0 is not known non-NULL (reg_not_null()): both sides are
+// explored, so the path storing through the stack and the one storing through the context meet
+// at one instruction.
+REJECT("a context pointer compared with 0 explores both sides", syscall,
+       "same insn cannot be used with different pointers",
+       BPF_MOV64_IMM(BPF_REG_0, 0), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10),
+       BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -8), BPF_JMP_IMM(BPF_JEQ, BPF_REG_1, 0, 1),
+       BPF_MOV64_REG(BPF_REG_2, BPF_REG_1), BPF_STX_MEM(BPF_DW, BPF_REG_2, BPF_REG_0, 0),
+       BPF_EXIT_INSN())
+// Only the bounds that say something are printed (verbose_invalid_scalar()).
+REJECT("bpf_loop callback returning a value only bounded below", raw,
+       "At callback return the register R0 has smin=2 should have been in [0, 1]",
+       BPF_MOV64_IMM(BPF_REG_1, 10), BPF_LD_FUNC(BPF_REG_2, 5), BPF_MOV64_IMM(BPF_REG_3, 0),
+       BPF_MOV64_IMM(BPF_REG_4, 0), BPF_EMIT_CALL(BPF_FUNC_loop), BPF_EXIT_INSN(),
+       BPF_EMIT_CALL(BPF_FUNC_get_prandom_u32), BPF_MOV64_REG(BPF_REG_6, BPF_REG_0),
+       BPF_EMIT_CALL(BPF_FUNC_get_prandom_u32), BPF_ALU64_IMM(BPF_LSH, BPF_REG_0, 32),
+       BPF_ALU64_REG(BPF_OR, BPF_REG_0, BPF_REG_6),  // r0: any 64-bit value
+       BPF_JMP_IMM(BPF_JSGT, BPF_REG_0, 1, 1), BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN())
+
+TEST_CASE("verifier rejects: part of a spilled pointer, ptr leaks allowed or not",
+          "[bpfvm][verifier][reject]") {
+  VerifierEnv env;
+  bpf_verifier_opts o = env.opts(&umemcg::emu::bpf_syscall_prog_type());
+  o.allow_ptr_leaks = true;
+  const Prog p = {BPF_STX_MEM(BPF_DW, BPF_REG_10, BPF_REG_10, -8),
+                  BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_10, -8), RET0};
+  const bpf_verifier_result r = bpf_check(p, o);
+  CHECK(r.error == "invalid size of register fill");
+}
+// A zero-sized helper access through a variable stack pointer that may point above the frame
+// (check_stack_access_within_bounds() with size 0).
+REJECT("zero-sized helper write through a stack pointer reaching above the frame", syscall,
+       "invalid variable-offset write to stack R1 var_off=",
+       BPF_MOV64_IMM(BPF_REG_0, 0), BPF_STX_MEM(BPF_DW, BPF_REG_10, BPF_REG_0, -16),
+       BPF_STX_MEM(BPF_DW, BPF_REG_10, BPF_REG_0, -8), BPF_LDX_MEM(BPF_W, BPF_REG_1, BPF_REG_1, 0),
+       BPF_ALU64_IMM(BPF_AND, BPF_REG_1, 63), BPF_ALU64_IMM(BPF_ADD, BPF_REG_1, -16),
+       BPF_ALU64_REG(BPF_ADD, BPF_REG_1, BPF_REG_10), BPF_MOV64_IMM(BPF_REG_2, 0),
+       BPF_MOV64_IMM(BPF_REG_3, 0), BPF_EMIT_CALL(BPF_FUNC_probe_read_kernel), BPF_EXIT_INSN())
+
+TEST_CASE("verifier rejects: a socket or inode storage map passed to bpf_map_lookup_elem",
+          "[bpfvm][verifier][reject]") {
+  for (u32 type : {BPF_MAP_TYPE_SK_STORAGE, BPF_MAP_TYPE_INODE_STORAGE}) {
+    VerifierEnv env;
+    env.maps[kArray].map_type = type;
+    const bpf_verifier_result r = env.syscall(Prog{LOOKUP(kArray), RET0});
+    CHECK(r.error == "cannot pass map_type " + std::to_string(type) +
+                         " into func bpf_map_lookup_elem#1");
+  }
+}
+REJECT("a subprogram's unset r0 read by its caller", raw, "R0 !read_ok",
+       BPF_CALL_REL(1), BPF_EXIT_INSN(), BPF_MOV64_IMM(BPF_REG_1, 1), BPF_EXIT_INSN())

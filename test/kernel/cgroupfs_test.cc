@@ -155,9 +155,9 @@ TEST_CASE("cgroupfs: v2 files of the root and of a child; controller files follo
   WarnCheck wc;
   with_fs(true, [](emu::Machine &, cgroup_root *) {
     auto root = ls("/sys/fs/cgroup");
-    for (const char *f : {"cgroup.procs", "cgroup.controllers", "cgroup.subtree_control",
-                          "cgroup.max.descendants", "cgroup.max.depth", "cgroup.stat",
-                          "test.stat", "test.reclaim"})
+    for (const char *f : {"cgroup.procs", "cgroup.threads", "cgroup.controllers",
+                          "cgroup.subtree_control", "cgroup.max.descendants",
+                          "cgroup.max.depth", "cgroup.stat", "test.stat", "test.reclaim"})
       CHECK(has(root, f));
     for (const char *f : {"cgroup.type", "cgroup.events", "cgroup.kill", "test.max", "test.events"})
       CHECK_FALSE(has(root, f));
@@ -169,7 +169,7 @@ TEST_CASE("cgroupfs: v2 files of the root and of a child; controller files follo
     CHECK(a == std::vector<std::string>{"cgroup.controllers", "cgroup.events", "cgroup.kill",
                                         "cgroup.max.depth", "cgroup.max.descendants",
                                         "cgroup.procs", "cgroup.stat", "cgroup.subtree_control",
-                                        "cgroup.type"});
+                                        "cgroup.threads", "cgroup.type"});
     CHECK(rd("a/cgroup.controllers") == "\n");
     CHECK(wr("cgroup.subtree_control", "+test") == 5);
     CHECK(rd("cgroup.subtree_control") == "test\n");
@@ -246,7 +246,7 @@ TEST_CASE("cgroupfs: path errnos, file routing, formats and limits", "[kernel][c
 
     CHECK(rd("a/cgroup.events") == "populated 0\nfrozen 0\n");
     CHECK(wr("a/cgroup.type", "domain") == -EINVAL);
-    CHECK(wr("a/cgroup.type", "threaded\n") == -EOPNOTSUPP);
+    CHECK(wr("a/cgroup.type", "threaded x") == -EINVAL);
     // Writes to read-only files reach cgroup_file_write, which has no handler: -EINVAL (as
     // root); reads of write-only files: -EINVAL.
     CHECK(wr("a/cgroup.events", "1") == -EINVAL);
@@ -454,6 +454,144 @@ TEST_CASE("cgroupfs: migration, populated, cgroup.events notification, cgroup.ki
     CHECK(ev.mask == IN_IGNORED);
     inotify_release(g);
     cgroup_exit(&q.t);
+    CHECK(cgroupfs_rmdir("a") == 0);
+  });
+}
+
+TEST_CASE("cgroupfs: threaded mode: cgroup.type, domain threaded and domain invalid, "
+          "cgroup.threads, a domain controller outside threaded subtrees",
+          "[kernel][cgroupfs][threaded]") {
+  WarnCheck wc;
+  with_fs(true, [](emu::Machine &, cgroup_root *) {
+    for (const char *d : {"d", "d/t", "d/t/x", "d/u", "e", "e/c", "r"})
+      REQUIRE(cgroupfs_mkdir(d) == 0);
+    CHECK(rd("d/cgroup.type") == "domain\n");
+    CHECK(wr("d/cgroup.type", "domain") == -EINVAL);  // only "threaded" can be written
+    CHECK(wr("d/cgroup.type", "threaded\n") == 9);
+    // Under the root (mixable, a thread root for d): d is threaded, the root stays a domain
+    // for the others.
+    CHECK(rd("d/cgroup.type") == "threaded\n");
+    CHECK(wr("d/cgroup.type", "threaded") == 8);  // already threaded: nothing to do
+    // d's children are domains inside a threaded subtree: invalid until made threaded.
+    CHECK(rd("d/t/cgroup.type") == "domain invalid\n");
+    CHECK(wr("d/t/cgroup.type", "threaded") == 8);
+    CHECK(rd("d/t/cgroup.type") == "threaded\n");
+    CHECK(rd("d/t/x/cgroup.type") == "domain invalid\n");
+
+    // e becomes a thread root through its threaded child c ("domain threaded").
+    CHECK(wr("e/c/cgroup.type", "threaded") == 8);
+    CHECK(rd("e/cgroup.type") == "domain threaded\n");
+    CHECK(rd("e/c/cgroup.type") == "threaded\n");
+    REQUIRE(cgroupfs_mkdir("e/dd") == 0);
+    CHECK(rd("e/dd/cgroup.type") == "domain invalid\n");
+    // A domain controller: not in a thread root (-EOPNOTSUPP), not offered to a threaded
+    // cgroup (-ENOENT), nor to a domain invalid one.
+    CHECK(wr("cgroup.subtree_control", "+test") == 5);
+    CHECK(wr("e/cgroup.subtree_control", "+test") == -EOPNOTSUPP);
+    CHECK(rd("e/c/cgroup.controllers") == "\n");
+    CHECK(wr("e/c/cgroup.subtree_control", "+test") == -ENOENT);
+    CHECK(wr("e/dd/cgroup.subtree_control", "+test") == -ENOENT);
+    // The root enables it: domain children get its files, threaded ones do not.
+    CHECK(has(ls("e"), "test.max"));
+    CHECK(has(ls("r"), "test.max"));
+    CHECK_FALSE(has(ls("d"), "test.max"));
+    CHECK(rd("d/cgroup.controllers") == "\n");
+    // A cgroup whose children have the controller cannot join a threaded domain; nor can a
+    // child of a cgroup that enables it (the parent cannot be a thread root).
+    CHECK(wr("r/cgroup.subtree_control", "+test") == 5);
+    REQUIRE(cgroupfs_mkdir("r/k") == 0);
+    CHECK(wr("r/cgroup.type", "threaded") == -EOPNOTSUPP);
+    CHECK(wr("r/k/cgroup.type", "threaded") == -EOPNOTSUPP);
+    CHECK(rd("r/k/cgroup.type") == "domain\n");
+    // A threaded child of the root hides the css it had: shown under +test, gone once threaded.
+    REQUIRE(cgroupfs_mkdir("z") == 0);
+    CHECK(has(ls("z"), "test.max"));
+    CHECK(wr("z/test.max", "5") == 1);
+    int resets = g_resets;
+    CHECK(wr("z/cgroup.type", "threaded") == 8);
+    CHECK_FALSE(has(ls("z"), "test.max"));
+    CHECK(g_resets == resets + 1);
+    CHECK(rd("cgroup.stat").find("nr_subsys_test 4\n") != std::string::npos);  // root, e, r, r/k
+    CHECK(cgroupfs_rmdir("z") == 0);
+    CHECK(wr("r/cgroup.subtree_control", "-test") == 5);
+
+    // Tasks: a populated cgroup cannot become threaded; a domain invalid one takes none.
+    fake_task p(100), thr(101, 100), q(200);
+    cgroup_post_fork(&p.t, nullptr);
+    cgroup_post_fork(&thr.t, &p.t);
+    cgroup_post_fork(&q.t, nullptr);
+    CHECK(wr("r/k/cgroup.procs", "200") == 3);
+    CHECK(wr("r/k/cgroup.type", "threaded") == -EOPNOTSUPP);
+    CHECK(wr("e/dd/cgroup.procs", "200") == -EOPNOTSUPP);
+    CHECK(wr("d/t/x/cgroup.procs", "200") == -EOPNOTSUPP);
+    // A process in the thread root e; one of its threads moves to the threaded child c.
+    CHECK(wr("e/cgroup.procs", "100") == 3);
+    g_attach_log.clear();
+    CHECK(wr("e/c/cgroup.threads", "101") == 3);
+    CHECK(rd("e/cgroup.threads") == "100\n");
+    CHECK(rd("e/c/cgroup.threads") == "101\n");
+    // c's tasks use e's css (a threaded cgroup has no domain controller): no css change.
+    CHECK(g_attach_log.empty());
+    // A threaded cgroup's cgroup.procs cannot be read; the domain's lists the whole subtree.
+    CHECK(rd("e/c/cgroup.procs") == "ERR " + std::to_string(-EOPNOTSUPP));
+    CHECK(rd("e/cgroup.procs") == "100\n");
+    CHECK(rd("e/c/cgroup.events") == "populated 1\nfrozen 0\n");
+    CHECK(rd("e/cgroup.events") == "populated 1\nfrozen 0\n");
+    // Threads move only inside their threaded domain.
+    CHECK(wr("r/cgroup.threads", "101") == -EOPNOTSUPP);
+    CHECK(wr("d/cgroup.threads", "101") == -EOPNOTSUPP);
+    CHECK(wr("e/c/cgroup.threads", "999") == -ESRCH);
+    // cgroup.kill takes whole processes: not in a threaded cgroup.
+    CHECK(wr("e/c/cgroup.kill", "1") == -EOPNOTSUPP);
+    // e has populated threaded children only: the leader moves into c with cgroup.procs,
+    // e's cgroup.procs still lists it.
+    CHECK(wr("e/c/cgroup.procs", "100") == 3);
+    CHECK(rd("e/cgroup.procs") == "100\n");
+    CHECK(rd("e/cgroup.threads") == "");
+    CHECK(rd("e/c/cgroup.threads") == "101\n100\n");
+    CHECK(rd("e/cgroup.events") == "populated 1\nfrozen 0\n");
+    // Back to domains: a thread cannot leave for another domain; the process can.
+    CHECK(wr("cgroup.threads", "100") == -EOPNOTSUPP);
+    CHECK(wr("cgroup.procs", "100") == 3);
+    CHECK(rd("e/c/cgroup.events") == "populated 0\nfrozen 0\n");
+    CHECK(rd("e/cgroup.events") == "populated 0\nfrozen 0\n");
+    // Threads of a root process stay in the root's domain: cgroup.threads within it works.
+    CHECK(wr("d/cgroup.threads", "101") == 3);
+    CHECK(rd("d/cgroup.threads") == "101\n");
+    CHECK(rd("cgroup.procs") == "100\n");
+    CHECK(rd("d/cgroup.procs") == "ERR " + std::to_string(-EOPNOTSUPP));
+    CHECK(wr("cgroup.threads", "101") == 3);
+    cgroup_exit(&thr.t);
+    cgroup_exit(&p.t);
+    cgroup_exit(&q.t);
+
+    // Removing the threaded child makes e a plain domain again, which may then enable it.
+    CHECK(cgroupfs_rmdir("e/c") == 0);
+    CHECK(rd("e/cgroup.type") == "domain\n");
+    CHECK(rd("e/dd/cgroup.type") == "domain\n");
+    CHECK(wr("e/cgroup.subtree_control", "+test") == 5);
+    CHECK(has(ls("e/dd"), "test.max"));
+    for (const char *d : {"e/dd", "e", "d/t/x", "d/t", "d/u", "d", "r/k", "r"})
+      CHECK(cgroupfs_rmdir(d) == 0);
+  });
+}
+
+TEST_CASE("cgroupfs: threaded mode does not exist on v1", "[kernel][cgroupfs][threaded]") {
+  WarnCheck wc;
+  with_fs(false, [](emu::Machine &, cgroup_root *) {
+    REQUIRE(cgroupfs_mkdir("a") == 0);
+    auto a = ls("a");
+    CHECK_FALSE(has(a, "cgroup.type"));
+    CHECK_FALSE(has(a, "cgroup.threads"));
+    // v1's tasks file moves single threads anywhere.
+    fake_task p(100), thr(101, 100);
+    cgroup_post_fork(&p.t, nullptr);
+    cgroup_post_fork(&thr.t, &p.t);
+    CHECK(wr("a/tasks", "101") == 3);
+    CHECK(rd("a/tasks") == "101\n");
+    CHECK(rd("tasks") == "100\n");
+    cgroup_exit(&thr.t);
+    cgroup_exit(&p.t);
     CHECK(cgroupfs_rmdir("a") == 0);
   });
 }

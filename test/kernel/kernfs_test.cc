@@ -201,6 +201,36 @@ TEST_CASE("kernfs: kernfs_rwsem is taken for read by lookups and readdir, for wr
   });
 }
 
+TEST_CASE("kernfs: removal drops kernfs_rwsem only to drain a node with active references or "
+          "an open file to release (kernfs_drain skips drained nodes)", "[kernel][kernfs]") {
+  WarnCheck wc;
+  on_machine([](emu::Machine &) {
+    kernfs_root *root = kernfs_create_root(nullptr, 0, nullptr);
+    test_file tf;
+    kernfs_node *d = kernfs_create_dir(root->kn, "d", 0755, nullptr);
+    kernfs_node *f = kernfs_create_file(d, "f", 0644, 0, &rw_ops, &tf);  // open at removal
+    REQUIRE(!IS_ERR(kernfs_create_file(d, "g", 0444, 0, &ro_ops, &tf)));  // never opened
+    kernfs_node *h = kernfs_create_file(d, "h", 0644, 0, &rw_ops, &tf);  // opened, closed
+    kernfs_file *ff = kernfs_fop_open(f, KF_O_RDWR);
+    REQUIRE(!IS_ERR(ff));
+    kernfs_file *hf = kernfs_fop_open(h, KF_O_RDWR);
+    REQUIRE(!IS_ERR(hf));
+    kernfs_fop_release(hf);
+    CHECK(tf.releases == 1);
+    lock_counter lc(root);
+    kernfs_remove(d);
+    // The removal's own write hold, and one more after f's drain released its open file; d, g
+    // and h have no active reference and nothing to release, so the lock is kept over them.
+    CHECK(lc.rwsem().w == 2);
+    CHECK(tf.releases == 2);
+    std::string out;
+    CHECK(kernfs_fop_read(ff, &out, 0, 16) == -ENODEV);
+    kernfs_fop_release(ff);
+    CHECK(tf.releases == 2);  // released once, by the removal
+    kernfs_destroy_root(root);
+  });
+}
+
 TEST_CASE("kernfs: reads from an offset, NUL-terminated writes, -E2BIG, -EACCES at open",
           "[kernel][kernfs]") {
   WarnCheck wc;

@@ -204,12 +204,23 @@ TEST_CASE("memcg_async_reclaim: the low cgroup removed while the reclaimer runs"
       env.run([&] {
         // After the removal every lookup fails: TARGET_GONE, and the reclaimer keeps ticking.
         CHECK(bpf_cgroup_from_id(low_id) == nullptr);
-        msleep(40);
+        // Waits for two ticks that find the cgroup gone, reading their events as they come:
+        // in native mode a fixed sleep would miss ticks that a loaded host delays (the wait is
+        // bounded at 10 s; the ticks come every 5 ms of machine time).
+        std::vector<event> ev;
+        int gone = 0;
+        for (int waited = 0; gone < 2 && waited < 10000; waited += 5) {
+          msleep(5);
+          for (const event &e : drain_events(*lo)) {
+            ev.push_back(e);
+            gone += e.kind == TARGET_GONE;
+          }
+        }
         stop_and_settle(*lo);
+        for (const event &e : drain_events(*lo)) ev.push_back(e);
         const stats s = bpf_map_struct<stats>(*lo, ".bss");
         CHECK(s.target_gone >= 2);
         CHECK(s.timer_failures == 0);
-        const std::vector<event> ev = drain_events(*lo);
         REQUIRE(!ev.empty());
         CHECK(ev.back().kind == TARGET_GONE);
         CHECK(ev.back().err == -ENOENT);

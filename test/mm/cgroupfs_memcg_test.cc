@@ -61,6 +61,48 @@ TEST_CASE("cgroupfs: memcg's attach moves the mm to the effective memcg; enablin
   env.finish();
 }
 
+TEST_CASE("cgroupfs: memory is a domain controller: no memory files in a threaded cgroup, "
+          "its tasks charge the threaded domain's memcg", "[kernel][cgroupfs][memcg][threaded]") {
+  WarnCheck wc;
+  test::MemcgEnv env(test::v2_params());
+  task_struct t;
+  t.pid = t.tgid = 4242;
+  mm_struct mm;
+  t.mm = &mm;
+  env.run([&] {
+    bool is_dir = false;
+    for (const char *d : {"a", "a/t", "b", "b/t", "z"}) REQUIRE(cgroupfs_mkdir(d) == 0);
+    mem_cgroup *a = mem_cgroup_from_cgroup(cgroup_find_child(&cgroup_current_root()->cgrp, "a"));
+    CHECK(wr("cgroup.subtree_control", "+memory") == 7);
+    // b enables memory for its children: b cannot be a thread root.
+    CHECK(wr("b/cgroup.subtree_control", "+memory") == 7);
+    CHECK(wr("b/t/cgroup.type", "threaded") == -EOPNOTSUPP);
+    CHECK(cgroupfs_stat("b/t/memory.current", &is_dir) == 0);
+    // a does not: a/t joins a's threaded domain and has no memory files.
+    CHECK(cgroupfs_stat("a/t/memory.current", &is_dir) == -ENOENT);  // a does not enable it
+    CHECK(wr("a/t/cgroup.type", "threaded") == 8);
+    std::string text;
+    CHECK(cgroupfs_read_file("a/cgroup.type", &text) == 0);
+    CHECK(text == "domain threaded\n");
+    CHECK(wr("a/t/cgroup.subtree_control", "+memory") == -ENOENT);
+    CHECK(wr("a/cgroup.subtree_control", "+memory") == -EOPNOTSUPP);
+    // A threaded child of the root loses the memory css it had.
+    CHECK(cgroupfs_stat("z/memory.current", &is_dir) == 0);
+    CHECK(wr("z/cgroup.type", "threaded") == 8);
+    CHECK(cgroupfs_stat("z/memory.current", &is_dir) == -ENOENT);
+    // Tasks in a threaded cgroup are charged to the domain's memcg.
+    cgroup_post_fork(&t, nullptr);
+    CHECK(wr("a/t/cgroup.procs", "4242") == 4);
+    CHECK(mm.memcg == a);
+    CHECK(wr("z/cgroup.procs", "4242") == 4);
+    CHECK(mm.memcg == nullptr);  // the root's threaded domain: the root memcg
+    CHECK(wr("cgroup.procs", "4242") == 4);
+    cgroup_exit(&t);
+    for (const char *d : {"a/t", "a", "b/t", "b", "z"}) CHECK(cgroupfs_rmdir(d) == 0);
+  });
+  env.finish();
+}
+
 namespace {
 std::atomic<int> g_reclaims{0};
 unsigned long slow_reclaim(mem_cgroup *, unsigned long, gfp_t, unsigned int, int *) {

@@ -301,6 +301,42 @@ TEST_CASE("memory.stat v1: local values, hierarchical limits and the total_ bloc
   env.finish();
 }
 
+TEST_CASE("memory.numa_stat v1: LRU pages, own then hierarchical, total then node 0",
+          "[mm][memcg][vmstat]") {
+  WarnCheck wc;
+  MemcgEnv env(v1_params());
+  mem_cgroup *p = env.mkdir(nullptr, "p");
+  mem_cgroup *c = env.mkdir(p, "c");
+  env.run([&] { mod_memcg_lruvec_state(p, NR_ACTIVE_ANON, 1); });
+  fill_known_state(c, false, env);
+  env.run([&] { emu::mem_cgroup_flush_stats_force(nullptr); });
+  // c: 7 + 3 anon, 12 + 8 file, 1 unevictable (pages, not bytes).
+  const char *c_golden =
+      "total=31 N0=31\nfile=20 N0=20\nanon=10 N0=10\nunevictable=1 N0=1\n"
+      "hierarchical_total=31 N0=31\nhierarchical_file=20 N0=20\nhierarchical_anon=10 N0=10\n"
+      "hierarchical_unevictable=1 N0=1\n";
+  CHECK(show(env, c, memcg_numa_stat_show) == c_golden);
+  CHECK(show(env, p, memcg_numa_stat_show) ==
+        "total=1 N0=1\nfile=0 N0=0\nanon=1 N0=1\nunevictable=0 N0=0\n"
+        "hierarchical_total=32 N0=32\nhierarchical_file=20 N0=20\nhierarchical_anon=11 N0=11\n"
+        "hierarchical_unevictable=1 N0=1\n");
+  CHECK(show(env, root_mem_cgroup, memcg_numa_stat_show) ==
+        "total=0 N0=0\nfile=0 N0=0\nanon=0 N0=0\nunevictable=0 N0=0\n"
+        "hierarchical_total=32 N0=32\nhierarchical_file=20 N0=20\nhierarchical_anon=11 N0=11\n"
+        "hierarchical_unevictable=1 N0=1\n");
+  // The first number comes from the memcg's statistics, N0 from its lruvec: an LRU item updated
+  // for the memcg only moves the first.
+  env.run([&] {
+    mod_memcg_state(p, NR_INACTIVE_FILE, 2);
+    emu::mem_cgroup_flush_stats_force(nullptr);
+  });
+  CHECK(show(env, p, memcg_numa_stat_show) ==
+        "total=3 N0=1\nfile=2 N0=0\nanon=1 N0=1\nunevictable=0 N0=0\n"
+        "hierarchical_total=34 N0=32\nhierarchical_file=22 N0=20\nhierarchical_anon=11 N0=11\n"
+        "hierarchical_unevictable=1 N0=1\n");
+  env.finish();
+}
+
 TEST_CASE("flush threshold: nothing flushes until more than 64 x nr_cpus pages are pending",
           "[mm][memcg][vmstat]") {
   WarnCheck wc;

@@ -226,8 +226,8 @@ TEST_CASE("memory.high: the write loop drains once, then reclaims the excess",
     CHECK(g_files.swappiness[0] == -1);
     CHECK(page_counter_read(&c->memory) == 100);
     CHECK(g_files.oom_calls == 0);
-    CHECK(memcg_events(c, MEMCG_HIGH) == 0);  // the write raises no event
-    CHECK(memcg_events(c, MEMCG_OOM) == 0);
+    CHECK(memory_events_read(c, MEMCG_HIGH) == 0);  // the write raises no event
+    CHECK(memory_events_read(c, MEMCG_OOM) == 0);
   });
   env.release_all();
   env.finish();
@@ -313,7 +313,7 @@ TEST_CASE("memory.high and memory.max: O_NONBLOCK sets the value without reclaim
     CHECK(page_counter_read(&c->memory) == 200);
     CHECK(g_files.reclaim_calls == 0);
     CHECK(g_files.oom_calls == 0);
-    CHECK(memcg_events(c, MEMCG_OOM) == 0);
+    CHECK(memory_events_read(c, MEMCG_OOM) == 0);
     // Without O_NONBLOCK the same values are enforced.
     CHECK(write_file(c, "max", "40960", KF_O_WRONLY) == 5);
     CHECK(page_counter_read(&c->memory) == 10);
@@ -361,10 +361,10 @@ TEST_CASE("memory.max: reclaim, then MEMCG_OOM and the OOM killer once 16 passes
         CHECK(g_files.reclaim_calls == MAX_RECLAIM_RETRIES);
         for (unsigned long nr : g_files.nr) CHECK(nr == 100);
         CHECK(g_files.oom_calls == 1);
-        CHECK(memcg_events(c, MEMCG_OOM) == 1);
-        CHECK(memcg_events_local(c, MEMCG_OOM) == 1);
-        CHECK(memcg_events(p, MEMCG_OOM) == 1);  // hierarchical
-        CHECK(memcg_events(c, MEMCG_MAX) == 0);
+        CHECK(memory_events_read(c, MEMCG_OOM) == 1);
+        CHECK(memory_events_local_read(c, MEMCG_OOM) == 1);
+        CHECK(memory_events_read(p, MEMCG_OOM) == 1);  // hierarchical
+        CHECK(memory_events_read(c, MEMCG_MAX) == 0);
         CHECK(page_counter_read(&c->memory) == (kills ? 0u : 200u));
         CHECK(read_file(c, "events") == "low 0\nhigh 0\nmax 0\noom 1\noom_kill 0\n"
                                         "oom_group_kill 0\nsock_throttled 0\n");
@@ -526,7 +526,7 @@ TEST_CASE("memory.events: hierarchical and local counts, under both mount option
         CHECK(read_file(p, "swap.events") ==
               (localevents ? "high 0\nmax 0\nfail 0\n" : "high 1\nmax 1\nfail 2\n"));
         // The root is never counted (and has no memory.events file).
-        CHECK(memcg_events(root_mem_cgroup, MEMCG_HIGH) == 0);
+        CHECK(memory_events_read(root_mem_cgroup, MEMCG_HIGH) == 0);
         for (const char *f : {"events", "events.local", "swap.events"})
           CHECK(write_file(c, f, "0") == -EINVAL);  // read-only
         (void)zero;

@@ -122,7 +122,7 @@ TEST_CASE("memory.high: a debt above a batch is paid synchronously; throttle on 
     CHECK(h.reclaim_calls == 17);
     CHECK(h.first_nr == 128);
     CHECK(h.last_nr == 32);
-    CHECK(memcg_events_local(a, MEMCG_HIGH) == 17);
+    CHECK(memory_events_local_read(a, MEMCG_HIGH) == 17);
     CHECK(slept_ns >= 2000 * NSEC_PER_MSEC);
     CHECK(slept_ns < 2100 * NSEC_PER_MSEC);
     CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(wall).count() < 1000);
@@ -201,7 +201,7 @@ TEST_CASE("memory.high: memory and swap penalties are summed before the 2 s clam
     std::uint64_t t0 = ktime_get_ns();
     __mem_cgroup_handle_over_high(GFP_KERNEL);
     slept = ktime_get_ns() - t0;
-    CHECK(memcg_events_local(a, MEMCG_SWAP_HIGH) == 17);  // once per round
+    CHECK(memory_events_local_read(a, MEMCG_SWAP_HIGH) == 17);  // once per round
     CHECK(slept >= 1842 * NSEC_PER_MSEC);
     CHECK(slept < 1850 * NSEC_PER_MSEC);
     // 118M each: 2 x >2000 -> clamped to 2000 total.
@@ -240,7 +240,7 @@ TEST_CASE("memory.high: outside a task only memory.high counts and high_work rec
   CHECK(h.reclaim_calls == 1);
   CHECK(h.first_nr == 64);
   CHECK(h.in_worker);
-  CHECK(memcg_events_local(a, MEMCG_HIGH) == 1);
+  CHECK(memory_events_local_read(a, MEMCG_HIGH) == 1);
   env.release_all();
   env.finish();
 }
@@ -306,23 +306,23 @@ TEST_CASE("memory events: hierarchical below the root, local, memory_localevents
       memcg_memory_event(b, MEMCG_OOM);
       memcg_memory_event(c, MEMCG_SWAP_FAIL);
     });
-    CHECK(memcg_events_local(c, MEMCG_OOM) == 1);
-    CHECK(memcg_events_local(b, MEMCG_OOM) == 1);
-    CHECK(memcg_events_local(a, MEMCG_OOM) == 0);
-    CHECK(memcg_events(root_mem_cgroup, MEMCG_OOM) == 0);  // never counted on the root
+    CHECK(memory_events_local_read(c, MEMCG_OOM) == 1);
+    CHECK(memory_events_local_read(b, MEMCG_OOM) == 1);
+    CHECK(memory_events_local_read(a, MEMCG_OOM) == 0);
+    CHECK(memory_events_read(root_mem_cgroup, MEMCG_OOM) == 0);  // never counted on the root
     if (mode == 0) {
-      CHECK(memcg_events(c, MEMCG_OOM) == 1);
-      CHECK(memcg_events(b, MEMCG_OOM) == 2);
-      CHECK(memcg_events(a, MEMCG_OOM) == 2);
-      CHECK(memcg_events(a, MEMCG_SWAP_FAIL) == 1);
+      CHECK(memory_events_read(c, MEMCG_OOM) == 1);
+      CHECK(memory_events_read(b, MEMCG_OOM) == 2);
+      CHECK(memory_events_read(a, MEMCG_OOM) == 2);
+      CHECK(memory_events_read(a, MEMCG_SWAP_FAIL) == 1);
       // swap events notify memory.swap.events, not events.local
       CHECK(atomic_long_read(&c->events_local_file.notified) == 1);
       CHECK(atomic_long_read(&c->swap_events_file.notified) == 1);
       CHECK(atomic_long_read(&a->events_file.notified) == 2);
     } else {
-      CHECK(memcg_events(c, MEMCG_OOM) == 1);
-      CHECK(memcg_events(b, MEMCG_OOM) == 1);
-      CHECK(memcg_events(a, MEMCG_OOM) == 0);
+      CHECK(memory_events_read(c, MEMCG_OOM) == 1);
+      CHECK(memory_events_read(b, MEMCG_OOM) == 1);
+      CHECK(memory_events_read(a, MEMCG_OOM) == 0);
     }
     env.finish();
   }

@@ -31,9 +31,12 @@ TEST_CASE("memory v1 files: the table", "[mm][memcg][files][v1]") {
                          "stat",
                          "force_empty",
                          "use_hierarchy",
+                         "cgroup.event_control",
                          "swappiness",
+                         "move_charge_at_immigrate",
                          "oom_control",
                          "pressure_level",
+                         "numa_stat",
                          "kmem.limit_in_bytes",
                          "kmem.usage_in_bytes",
                          "kmem.failcnt",
@@ -50,7 +53,10 @@ TEST_CASE("memory v1 files: the table", "[mm][memcg][files][v1]") {
   int n = 0;
   for (const cftype *c = mem_cgroup_legacy_files; c->name[0]; c++) {
     CHECK(c->name[0] != '\0');
-    CHECK(c->flags == 0);  // every v1 file is also on the root
+    // Every v1 file is also on the root; cgroup.event_control has no "memory." prefix.
+    CHECK(c->flags == (std::string(c->name) == "cgroup.event_control"
+                           ? (CFTYPE_NO_PREFIX | CFTYPE_WORLD_WRITABLE)
+                           : 0u));
     n++;
   }
   CHECK(n == static_cast<int>(sizeof(names) / sizeof(names[0])));
@@ -58,7 +64,27 @@ TEST_CASE("memory v1 files: the table", "[mm][memcg][files][v1]") {
     INFO(name);
     CHECK(find_cftype(mem_cgroup_legacy_files, name));
   }
-  CHECK_FALSE(find_cftype(mem_cgroup_legacy_files, "numa_stat"));
+}
+
+TEST_CASE("memory.move_charge_at_immigrate: reads 0 and takes only 0",
+          "[mm][memcg][files][v1]") {
+  WarnCheck wc;
+  MemcgEnv env(files_params(true));
+  mem_cgroup *a = env.mkdir(nullptr, "a");
+  env.run([&] {
+    CHECK(read_file(a, "move_charge_at_immigrate") == "0\n");
+    CHECK(write_file(a, "move_charge_at_immigrate", "0") == 1);
+    CHECK(write_file(a, "move_charge_at_immigrate", "0x0\n") == 4);
+    // MOVE_ANON, MOVE_FILE and both used to be accepted; 6.19 refuses every non-zero value.
+    CHECK(write_file(a, "move_charge_at_immigrate", "1") == -EINVAL);
+    CHECK(write_file(a, "move_charge_at_immigrate", "3") == -EINVAL);
+    CHECK(write_file(a, "move_charge_at_immigrate", "4") == -EINVAL);
+    CHECK(write_file(a, "move_charge_at_immigrate", "x") == -EINVAL);
+    CHECK(write_file(a, "move_charge_at_immigrate", "-1") == -EINVAL);
+    CHECK(write_file(root_mem_cgroup, "move_charge_at_immigrate", "0") == 1);
+    CHECK(read_file(a, "move_charge_at_immigrate") == "0\n");
+  });
+  env.finish();
 }
 
 TEST_CASE("memory.limit_in_bytes: parsing, the root, and the memory <= memsw rule",

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Randomized property test of the memory model (simulated mode, seeded): processes faulting
 // and holding anon memory, page-cache reads of shared files, limits, reclaim, kills, OOM kills,
-// drains and truncation, in random order across memcgs, on a machine with a small swap device:
+// drains and truncation, in random order across memcgs, on a machine with a small swap device
+// and little RAM (kswapd's background reclaim below the low watermark, global direct reclaim
+// below the min watermark and global OOM kills happen besides the memcg ones):
 // reclaim swaps anon pages out (or is refused by swap.max and a full device) and remote writes
 // to the processes' pages (a GUP-style access from another task) swap them back in. After every
-// step (a quiescent machine) the charge invariants hold with the model's pages counted as
-// charged (every page charged once, none lost: memory, memsw and swap), the LRU statistics equal
-// the list sizes, every used swap slot is one swap entry of a live process and one MEMCG_SWAP
-// page, and at the end, after every process exited and the cgroups were removed, every counter
-// is zero, every slot free and everything freed.
+// step (a quiescent machine: kswapd out of its reclaim, which MemcgEnv::run waits for) the
+// charge invariants hold with the model's pages counted as charged (every page charged once,
+// none lost: memory, memsw and swap), the LRU statistics equal the list sizes, every used swap
+// slot is one swap entry of a live process and one MEMCG_SWAP page, the machine's free pages
+// are its RAM less the pages of the folios on the lists and in the lru_add batches (no page
+// lost), and at the end, after every process exited and the cgroups were removed, every counter
+// is zero, every slot free, every page of RAM free and everything freed.
 #include "test/mm/mm_test_util.h"
 
 #include <random>
@@ -26,16 +30,24 @@ struct Live {
 };
 
 constexpr unsigned long kSwapPages = 300;
+// The machine's RAM: less than the processes and files of a run want, so that allocations
+// reclaim globally and the global OOM killer runs.
+constexpr unsigned long kRamPages = 700;
 constexpr unsigned long kFirstMapping = 0x10000;  // where a fresh mm's first mapping goes
 
-// Adds the pages swapped out and in to *@pswpout and *@pswpin.
-void run_seed(const memcg_boot_params &params, std::uint64_t seed, std::uint64_t *pswpout,
-              std::uint64_t *pswpin) {
+struct Totals {
+  std::uint64_t pswpout = 0, pswpin = 0;  // pages swapped out and in
+  std::uint64_t global_oom_kills = 0;     // OOM kills with no memcg over its limit
+  std::uint64_t kswapd_steal = 0;         // pages kswapd reclaimed
+};
+
+void run_seed(const memcg_boot_params &params, std::uint64_t seed, Totals *totals) {
   INFO("seed " << seed << " " << design_name(params) << (params.v1 ? " v1" : " v2"));
   std::mt19937_64 rng(seed);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   memcg_boot_params with_swap = params;
   with_swap.swap_pages = kSwapPages;
+  with_swap.totalram_pages = kRamPages;
   MemcgEnv env(with_swap, emu::Mode::simulated, 4, seed);
   std::vector<mem_cgroup *> cg;
   mem_cgroup *top = env.mkdir(nullptr, "top");
@@ -133,6 +145,9 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed, std::uint64_t
     long in_use = total_swap_pages() - get_nr_swap_pages();
     REQUIRE(ents == in_use);
     REQUIRE(swapped == in_use);
+    // No page of RAM lost or counted twice.
+    REQUIRE(ram_used() == folio_pages_held());
+    REQUIRE(ram_used() <= kRamPages);
     // The LRU statistics (memory.stat's anon/file lines) are the list sizes.
     for (mem_cgroup *m : cg)
       for (int l = 0; l < NR_LRU_LISTS; l++)
@@ -154,14 +169,20 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed, std::uint64_t
     flush_workqueue(memcg_wq);
     for (mem_cgroup *m : cg) CHECK(lru_total(m) == 0);
     CHECK(get_nr_swap_pages() == static_cast<long>(kSwapPages));
+    CHECK(nr_free_pages() == kRamPages);
     for (mem_cgroup *m : cg) {
       CHECK(emu::memcg_page_state_local_sum(m, MEMCG_SWAP) == 0);
       CHECK(page_counter_read(&m->swap) == 0);
     }
   });
+  // Every memcg OOM raises one oom event before its (single: no memory.oom.group here) kill; a
+  // global OOM raises none. Kills beyond the oom events were global ones.
+  long kills = memory_events_read(top, MEMCG_OOM_KILL), ooms = memory_events_read(top, MEMCG_OOM);
+  if (kills > ooms) totals->global_oom_kills += static_cast<std::uint64_t>(kills - ooms);
   for (mem_cgroup *m : cg) {
-    *pswpout += emu::memcg_events_local_sum(m, PSWPOUT);
-    *pswpin += emu::memcg_events_local_sum(m, PSWPIN);
+    totals->pswpout += emu::memcg_events_local_sum(m, PSWPOUT);
+    totals->pswpin += emu::memcg_events_local_sum(m, PSWPIN);
+    totals->kswapd_steal += emu::memcg_events_local_sum(m, PGSTEAL_KSWAPD);
   }
   for (auto it = cg.rbegin(); it != cg.rend(); ++it) {
     CHECK(usage(*it) == 0);
@@ -174,14 +195,16 @@ void run_seed(const memcg_boot_params &params, std::uint64_t seed, std::uint64_t
 
 TEST_CASE("memory model property test over seeds: invariants, nothing lost, all freed",
           "[mm][property]") {
-  std::uint64_t pswpout = 0, pswpin = 0;
+  Totals totals;
   for (std::uint64_t seed = 1; seed <= 12; seed++) {
     for (const auto &p : {v2_params(false), v2_params(true), v1_params(false), v1_params(true)}) {
       WarnCheck wc;
-      run_seed(p, seed, &pswpout, &pswpin);
+      run_seed(p, seed, &totals);
     }
   }
-  // Swap traffic both ways happened under the checks.
-  CHECK(pswpout > 0);
-  CHECK(pswpin > 0);
+  // Swap traffic both ways, kswapd's reclaim and global OOM kills happened under the checks.
+  CHECK(totals.pswpout > 0);
+  CHECK(totals.kswapd_steal > 0);
+  CHECK(totals.pswpin > 0);
+  CHECK(totals.global_oom_kills > 0);
 }

@@ -9,7 +9,10 @@
 #include "mm/filemap.h"
 #include "mm/memcontrol_folio.h"
 #include "mm/memory.h"
+#include "mm/obj_cgroup.h"
+#include "mm/memcontrol_iter.h"
 #include "mm/oom_kill.h"
+#include "mm/page_alloc.h"
 #include "mm/process.h"
 #include "mm/swap.h"
 #include "mm/vmscan.h"
@@ -48,6 +51,35 @@ inline emu::Process *start_anon_holder(mem_cgroup *memcg, unsigned long nr, comp
     return 0;
   });
 }
+
+// A start_anon_holder() process, started and waited for until its pages are faulted in.
+struct AnonHolder {
+  completion ready;
+  emu::Process *proc;
+  AnonHolder(mem_cgroup *m, unsigned long nr) {
+    init_completion(&ready);
+    proc = start_anon_holder(m, nr, &ready);
+    wait_for_completion(&ready);
+  }
+  // Kills it and returns its exit status.
+  int kill() {
+    emu::process_kill(proc);
+    return emu::process_wait(proc);
+  }
+};
+
+// Pages of the machine's RAM the model's folios hold, counted from the lists: on a quiescent
+// machine every folio is on an LRU list or in an lru_add batch (every memcg, offline ones too);
+// plus the pages of the slab objects charged to memcgs (mm/obj_cgroup.h).
+// totalram_pages() - nr_free_pages() must equal it: no page lost, none counted twice.
+inline unsigned long folio_pages_held() {
+  unsigned long n = emu::slab_ram_pages();
+  for (mem_cgroup *m = mem_cgroup_iter(nullptr, nullptr, nullptr); m;
+       m = mem_cgroup_iter(nullptr, m, nullptr))
+    n += lru_total(m) + lru_add_batched_pages(m);
+  return n;
+}
+inline unsigned long ram_used() { return totalram_pages() - nr_free_pages(); }
 
 // Reads @nr pages of @ino from page @first into the page cache, charged to @memcg (kernel task).
 inline int read_into(mem_cgroup *memcg, inode *ino, unsigned long first, unsigned long nr) {

@@ -31,9 +31,9 @@ TEST_CASE("anon faults over memory.max end in an OOM kill of the biggest process
     });
     CHECK(s_big == 137);
     CHECK(s_small == 137);
-    CHECK(memcg_events(a, MEMCG_OOM) >= 1);
-    CHECK(memcg_events(a, MEMCG_OOM_KILL) == 1);
-    CHECK(memcg_events(a, MEMCG_MAX) >= 1);
+    CHECK(memory_events_read(a, MEMCG_OOM) >= 1);
+    CHECK(memory_events_read(a, MEMCG_OOM_KILL) == 1);
+    CHECK(memory_events_read(a, MEMCG_MAX) >= 1);
     CHECK(lru_total(a) == 0);
     env.finish();
   }
@@ -60,7 +60,7 @@ TEST_CASE("oom_score_adj -1000 is never chosen, even when it is the biggest", "[
   });
   CHECK(s_faulter == 137);
   CHECK(s_immune == 137);  // killed by the test, not by the OOM killer
-  CHECK(memcg_events(a, MEMCG_OOM_KILL) == 1);
+  CHECK(memory_events_read(a, MEMCG_OOM_KILL) == 1);
   env.finish();
 }
 
@@ -108,10 +108,10 @@ TEST_CASE("memory.oom.group kills every process of the group", "[mm][oom][group]
   });
   CHECK(s[0] == 137);
   CHECK(s[2] == 137);
-  CHECK(memcg_events(g, MEMCG_OOM_GROUP_KILL) == 1);
+  CHECK(memory_events_read(g, MEMCG_OOM_GROUP_KILL) == 1);
   // The victim is counted once directly and once by the group sweep, p1 once.
-  CHECK(memcg_events(w2, MEMCG_OOM_KILL) == 2);
-  CHECK(memcg_events(w1, MEMCG_OOM_KILL) == 1);
-  CHECK(memcg_events(g, MEMCG_OOM_KILL) == 3);
+  CHECK(memory_events_read(w2, MEMCG_OOM_KILL) == 2);
+  CHECK(memory_events_read(w1, MEMCG_OOM_KILL) == 1);
+  CHECK(memory_events_read(g, MEMCG_OOM_KILL) == 3);
   env.finish();
 }

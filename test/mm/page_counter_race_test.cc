@@ -34,7 +34,7 @@ unsigned seed_for_test() {
 }
 
 TEST_CASE("try_charge/uncharge hammered by threads on a limited 3-level hierarchy",
-          "[page_counter][race]") {
+          "[page_counter][race][threads]") {
   WarnScope ws;
   const unsigned seed = seed_for_test();
   INFO("seed " << seed);
@@ -148,7 +148,7 @@ void count_pass(page_counter *) { g_set_max_passes.fetch_add(1, std::memory_orde
 // once set_max(mid, nr) has returned 0, the root must stay <= nr until the limit changes again:
 // a charge that passed the old limit unseen by the setter would break that.
 TEST_CASE("set_max racing with try_charge never strands usage above the new limit",
-          "[page_counter][race]") {
+          "[page_counter][race][threads]") {
   WarnScope ws;
   const unsigned seed = seed_for_test();
   INFO("seed " << seed);

@@ -85,7 +85,7 @@ TEST_CASE("pcstock v2: a cgroup becoming a parent loses its stock, drained at on
   env.finish();
 }
 
-TEST_CASE("pcstock v2: leftover slots of a parent are drained lazily on the next miss",
+TEST_CASE("pcstock v2: leftover slots of a parent are drained lazily on the next refill",
           "[mm][memcg][pcstock]") {
   WarnCheck wc;
   MemcgEnv env(v2_params(true), emu::Mode::simulated, 2);
@@ -96,7 +96,7 @@ TEST_CASE("pcstock v2: leftover slots of a parent are drained lazily on the next
     // A refill that raced with the switch to parent: the slot stays although p lost its stock.
     WRITE_ONCE(p->memory.stock, nullptr);
     CHECK(slot_of(false, 0, &p->memory).nr_pages == 63);
-    REQUIRE(env.charge(q, 1) == 0);  // a miss on this CPU drains p's slot
+    REQUIRE(env.charge(q, 1) == 0);  // the refill after q's miss drains p's slot
     CHECK(slot_of(false, 0, &p->memory).counter == nullptr);
     CHECK(usage(p) == 1);
     env.uncharge(p, 1);

@@ -178,7 +178,7 @@ TEST_CASE("memory.min is a hard floor; memory.low gives way only in the low pass
     // While unprotected pages exist, a reclaim of the parent takes only from them and from the
     // part of cmin/clow above their protection (proportionally); no low event.
     reclaim(parent, 100);
-    CHECK(memcg_events(clow, MEMCG_LOW) == 0);
+    CHECK(memory_events_read(clow, MEMCG_LOW) == 0);
     CHECK(usage(cmin) >= 150);
 
     // Everything reclaimable: cnone empties; clow is reclaimed only by low-override passes,
@@ -186,11 +186,11 @@ TEST_CASE("memory.min is a hard floor; memory.low gives way only in the low pass
     reclaim_all(parent);
     CHECK(usage(cnone) == 0);
     CHECK(usage(clow) == 0);
-    CHECK(memcg_events(clow, MEMCG_LOW) > 0);
-    CHECK(memcg_events_local(clow, MEMCG_LOW) == memcg_events(clow, MEMCG_LOW));
-    CHECK(memcg_events(cmin, MEMCG_LOW) == 0);
-    CHECK(memcg_events(cnone, MEMCG_LOW) == 0);
-    CHECK(memcg_events(parent, MEMCG_LOW) == memcg_events(clow, MEMCG_LOW));  // hierarchical
+    CHECK(memory_events_read(clow, MEMCG_LOW) > 0);
+    CHECK(memory_events_local_read(clow, MEMCG_LOW) == memory_events_read(clow, MEMCG_LOW));
+    CHECK(memory_events_read(cmin, MEMCG_LOW) == 0);
+    CHECK(memory_events_read(cnone, MEMCG_LOW) == 0);
+    CHECK(memory_events_read(parent, MEMCG_LOW) == memory_events_read(clow, MEMCG_LOW));  // hierarchical
     CHECK(usage(cmin) <= 150);
     CHECK(usage(cmin) >= 150 - static_cast<long>(SWAP_CLUSTER_MAX));
     long floor = usage(cmin);
@@ -223,14 +223,14 @@ TEST_CASE("below memory.low, the first pass skips; nothing else left: low pass r
     CHECK(got >= 64);
     CHECK(usage(clow) == 100);
     CHECK(usage(cnone) == 300 - static_cast<long>(got));
-    CHECK(memcg_events(clow, MEMCG_LOW) == 0);
+    CHECK(memory_events_read(clow, MEMCG_LOW) == 0);
     // Drain the unprotected memcg; the next call finds nothing in its first pass.
     while (usage(cnone) > 0) reclaim(cnone, 1024);
-    CHECK(memcg_events(clow, MEMCG_LOW) == 0);
+    CHECK(memory_events_read(clow, MEMCG_LOW) == 0);
     got = reclaim(parent, 32);
     CHECK(got >= 32);
     CHECK(usage(clow) == 100 - static_cast<long>(got));
-    CHECK(memcg_events(clow, MEMCG_LOW) >= 1);
+    CHECK(memory_events_read(clow, MEMCG_LOW) >= 1);
     env.check();
     emu::iput(f1);
     emu::iput(f2);
@@ -251,7 +251,7 @@ TEST_CASE("proactive reclaim ignores the target's own protection", "[mm][reclaim
     unsigned long got =
         reclaim(a, 100, MEMCG_RECLAIM_MAY_SWAP | MEMCG_RECLAIM_PROACTIVE);
     CHECK(got >= 100);
-    CHECK(memcg_events(a, MEMCG_LOW) == 0);
+    CHECK(memory_events_read(a, MEMCG_LOW) == 0);
     emu::iput(f);
   });
   env.finish();

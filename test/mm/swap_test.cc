@@ -224,10 +224,10 @@ TEST_CASE("swap.max 0 refuses swap-out: the faulting process is OOM-killed; with
         drain_everything();
       });
       CHECK(status == 137);
-      CHECK(memcg_events(a, MEMCG_OOM_KILL) == (allow ? 0 : 1));
+      CHECK(memory_events_read(a, MEMCG_OOM_KILL) == (allow ? 0 : 1));
       // No swap room: anon is never scanned, so no swap-out is even tried.
-      CHECK(memcg_events(a, MEMCG_SWAP_MAX) == 0);
-      CHECK(memcg_events(a, MEMCG_SWAP_FAIL) == 0);
+      CHECK(memory_events_read(a, MEMCG_SWAP_MAX) == 0);
+      CHECK(memory_events_read(a, MEMCG_SWAP_FAIL) == 0);
       if (allow) CHECK(ev(a, PSWPOUT) >= 50);
       else CHECK(ev(a, PSWPOUT) == 0);
       CHECK(page_counter_read(&a->swap) == 0);
@@ -259,17 +259,17 @@ TEST_CASE("swap.max partial: swap-out stops at the limit; the refusals raise max
       CHECK(p->swap.watermark == 5);  // memory.swap.peak
       CHECK(slots_in_use() == 5);
       // Refused in the same batch: on the folio's memcg, never the limiting ancestor.
-      long refused = memcg_events_local(a, MEMCG_SWAP_MAX);
+      long refused = memory_events_local_read(a, MEMCG_SWAP_MAX);
       CHECK(refused >= 1);
-      CHECK(memcg_events_local(a, MEMCG_SWAP_FAIL) == refused);
-      CHECK(memcg_events_local(p, MEMCG_SWAP_MAX) == 0);
-      CHECK(memcg_events(p, MEMCG_SWAP_MAX) == refused);  // hierarchical swap.events
+      CHECK(memory_events_local_read(a, MEMCG_SWAP_FAIL) == refused);
+      CHECK(memory_events_local_read(p, MEMCG_SWAP_MAX) == 0);
+      CHECK(memory_events_read(p, MEMCG_SWAP_MAX) == refused);  // hierarchical swap.events
       // The refused folios are activated (PGACTIVATE; aging may deactivate them again).
       CHECK(static_cast<long>(ev(a, PGACTIVATE)) >= refused);
       // The free swap left no longer matters: the limit is reached, anon is not scanned.
       CHECK(mem_cgroup_get_nr_swap_pages(a) == 0);
       CHECK(reclaim(a, 64, &anon_only) == 0);
-      CHECK(memcg_events_local(a, MEMCG_SWAP_MAX) == refused);
+      CHECK(memory_events_local_read(a, MEMCG_SWAP_MAX) == refused);
       env.check();
       CHECK(t.kill() == 137);
       drain_everything();
@@ -291,8 +291,8 @@ TEST_CASE("no free slot: swap-out raises fail only; the free swap caps what memc
     int anon_only = SWAPPINESS_ANON_ONLY;
     CHECK(reclaim(a, 64, &anon_only) == 8);
     CHECK(get_nr_swap_pages() == 0);
-    CHECK(memcg_events_local(a, MEMCG_SWAP_MAX) == 0);
-    CHECK(memcg_events_local(a, MEMCG_SWAP_FAIL) >= 1);
+    CHECK(memory_events_local_read(a, MEMCG_SWAP_MAX) == 0);
+    CHECK(memory_events_local_read(a, MEMCG_SWAP_FAIL) >= 1);
     CHECK(mem_cgroup_get_nr_swap_pages(a) == 0);
     env.check();
     CHECK(t.kill() == 137);
@@ -459,9 +459,9 @@ TEST_CASE("swap.high: over it the charging task is throttled and swap.events cou
     drain_everything();
   });
   CHECK(status == 137);
-  CHECK(memcg_events(a, MEMCG_SWAP_HIGH) >= 1);
-  CHECK(memcg_events(a, MEMCG_SWAP_MAX) == 0);
-  CHECK(memcg_events(a, MEMCG_OOM_KILL) == 0);
+  CHECK(memory_events_read(a, MEMCG_SWAP_HIGH) >= 1);
+  CHECK(memory_events_read(a, MEMCG_SWAP_MAX) == 0);
+  CHECK(memory_events_read(a, MEMCG_OOM_KILL) == 0);
   env.finish();
 }
 

@@ -81,8 +81,8 @@ TEST_CASE("try_charge: GFP_KERNEL at the limit: one MAX event per failing pass, 
     with_limited(pc, 0, [&](MemcgEnv &env, mem_cgroup *a) {
       env.run([&] { CHECK(env.charge(a, 1) == -ENOMEM); });
       CHECK(g.reclaim_calls == 18);  // drain pass + 1 + 16 countdown passes
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 18);
-      CHECK(memcg_events_local(a, MEMCG_OOM) == 1);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 18);
+      CHECK(memory_events_local_read(a, MEMCG_OOM) == 1);
       CHECK(g.oom_calls == 1);
       CHECK(g.last_reclaim_target == a);
       CHECK(g.last_options == MEMCG_RECLAIM_MAY_SWAP);
@@ -98,15 +98,15 @@ TEST_CASE("try_charge: a successful OOM kill resets the retries; a dying task th
       g.oom_successes = 1;
       env.run([&] { CHECK(env.charge(a, 1) == -ENOMEM); });
       CHECK(g.oom_calls == 2);  // not dying: OOM again after 17 more passes
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 18 + 17);
-      CHECK(memcg_events_local(a, MEMCG_OOM) == 2);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 18 + 17);
+      CHECK(memory_events_local_read(a, MEMCG_OOM) == 2);
     });
     with_limited(pc, 0, [&](MemcgEnv &env, mem_cgroup *a) {
       g.oom_successes = 1;
       g.oom_kills_current = true;  // the charging task is the victim
       env.run([&] { CHECK(env.charge(a, 1) == -ENOMEM); });
       CHECK(g.oom_calls == 1);  // passed_oom && task_is_dying: nomem without a second OOM
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 18 + 17);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 18 + 17);
     });
   }
 }
@@ -117,28 +117,28 @@ TEST_CASE("try_charge: gfp cases", "[mm][memcg][charge]") {
     with_limited(pc, 0, [&](MemcgEnv &env, mem_cgroup *a) {
       env.run([&] { CHECK(env.charge(a, 1, GFP_NOWAIT) == -ENOMEM); });
       CHECK(g.reclaim_calls == 0);
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 0);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 0);
     });
     // GFP_ATOMIC: forced over the limit, exactly nr_pages, MAX raised at force.
     with_limited(pc, 0, [&](MemcgEnv &env, mem_cgroup *a) {
       env.run([&] { CHECK(env.charge(a, 3, GFP_ATOMIC) == 0); });
       CHECK(usage(a) == 3);
       CHECK(g.reclaim_calls == 0);
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 1);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 1);
       CHECK(atomic_long_read(&a->events_local_file.notified) == 1);
     });
     // __GFP_NOFAIL: the whole ladder, OOM, then forced without a second MAX at force.
     with_limited(pc, 0, [&](MemcgEnv &env, mem_cgroup *a) {
       env.run([&] { CHECK(env.charge(a, 2, GFP_KERNEL | __GFP_NOFAIL) == 0); });
       CHECK(usage(a) == 2);
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 18);
-      CHECK(memcg_events_local(a, MEMCG_OOM) == 1);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 18);
+      CHECK(memory_events_local_read(a, MEMCG_OOM) == 1);
     });
     // __GFP_NORETRY: reclaim, one drain retry (reclaims again), then -ENOMEM; never OOM.
     with_limited(pc, 0, [&](MemcgEnv &env, mem_cgroup *a) {
       env.run([&] { CHECK(env.charge(a, 1, GFP_KERNEL | __GFP_NORETRY) == -ENOMEM); });
       CHECK(g.reclaim_calls == 2);
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 2);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 2);
       CHECK(g.oom_calls == 0);
     });
     // __GFP_RETRY_MAYFAIL: every retry, never OOM.
@@ -146,7 +146,7 @@ TEST_CASE("try_charge: gfp cases", "[mm][memcg][charge]") {
       env.run([&] { CHECK(env.charge(a, 1, GFP_KERNEL | __GFP_RETRY_MAYFAIL) == -ENOMEM); });
       CHECK(g.reclaim_calls == 18);
       CHECK(g.oom_calls == 0);
-      CHECK(memcg_events_local(a, MEMCG_OOM) == 0);
+      CHECK(memory_events_local_read(a, MEMCG_OOM) == 0);
     });
     // No reclaim bit at all: exact charge (no batch, no refill).
     with_limited(pc, 100, [&](MemcgEnv &env, mem_cgroup *a) {
@@ -158,10 +158,10 @@ TEST_CASE("try_charge: gfp cases", "[mm][memcg][charge]") {
     with_limited(pc, 0, [&](MemcgEnv &env, mem_cgroup *a) {
       WarnCheck inner;
       env.run([&] { CHECK(env.charge(a, 1, 0) == -ENOMEM); });
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 0);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 0);
       env.run([&] { CHECK(env.charge(a, 1, __GFP_HIGH) == 0); });
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 1);
-      CHECK(memcg_events(a, MEMCG_MAX) == 1);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 1);
+      CHECK(memory_events_read(a, MEMCG_MAX) == 1);
       CHECK(atomic_long_read(&a->events_local_file.notified) == 0);
       CHECK(atomic_long_read(&a->events_file.notified) == 0);
     });
@@ -181,7 +181,7 @@ TEST_CASE("try_charge: PF_MEMALLOC forces after the exact-size attempt, without 
       });
       CHECK(usage(a) == 11);
       CHECK(g.reclaim_calls == 0);
-      CHECK(memcg_events_local(a, MEMCG_MAX) == 1);
+      CHECK(memory_events_local_read(a, MEMCG_MAX) == 1);
     });
   }
 }
@@ -200,7 +200,7 @@ TEST_CASE("try_charge: progress retries small charges without spending a retry, 
       CHECK(g.reclaim_calls == 18);
       // order of 9 pages is 4 > PAGE_ALLOC_COSTLY_ORDER: no OOM, no OOM event
       CHECK(g.oom_calls == 0);
-      CHECK(memcg_events_local(a, MEMCG_OOM) == 0);
+      CHECK(memory_events_local_read(a, MEMCG_OOM) == 0);
     });
   }
 }
@@ -224,8 +224,8 @@ TEST_CASE("try_charge: margin after reclaim retries; the lowest failing level is
     });
     CHECK(g.reclaim_calls == 1);
     CHECK(g.last_reclaim_target == p);  // the parent hit its limit, not c
-    CHECK(memcg_events_local(p, MEMCG_MAX) == 1);
-    CHECK(memcg_events_local(c, MEMCG_MAX) == 0);
+    CHECK(memory_events_local_read(p, MEMCG_MAX) == 1);
+    CHECK(memory_events_local_read(c, MEMCG_MAX) == 0);
     env.run([&] {
       for (auto &[m, n] : env.ledger.user_pages)
         if (n) env.uncharge(m, static_cast<unsigned>(n));

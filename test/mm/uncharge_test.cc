@@ -158,6 +158,56 @@ TEST_CASE("kmem: byte-granular obj stock, leftover parked in the objcg, reparent
   }
 }
 
+TEST_CASE("kmem: reparenting moves a memcg's objcg and those reparented to it earlier, and "
+          "only those, to the parent (memcg_reparent_objcgs)", "[mm][memcg][kmem]") {
+  WarnCheck wc;
+  MemcgEnv env(v2_params());
+  mem_cgroup *p = env.mkdir(nullptr, "p");
+  mem_cgroup *a = env.mkdir(p, "a");
+  mem_cgroup *b = env.mkdir(a, "b");
+  mem_cgroup *c = env.mkdir(p, "c");
+  obj_cgroup *oa = a->objcg, *ob = b->objcg, *oc = c->objcg;
+  REQUIRE(oa);
+  REQUIRE(ob);
+  REQUIRE(oc);
+  // Live objects keep the objcgs after their memcgs go.
+  env.run([&] {
+    REQUIRE(obj_cgroup_charge(ob, GFP_KERNEL, 64) == 0);
+    env.ledger.obj_bytes[ob] += 64;
+    REQUIRE(obj_cgroup_charge(oa, GFP_KERNEL, 32) == 0);
+    env.ledger.obj_bytes[oa] += 32;
+    REQUIRE(obj_cgroup_charge(oc, GFP_KERNEL, 16) == 0);
+    env.ledger.obj_bytes[oc] += 16;
+  });
+  env.check();
+  CHECK(env.rmdir(b) == 0);
+  CHECK(ob->memcg == a);
+  CHECK(oa->memcg == a);
+  // a goes: its own objcg and b's, reparented to it, both point at p; c's stays.
+  CHECK(env.rmdir(a) == 0);
+  CHECK(oa->memcg == p);
+  CHECK(ob->memcg == p);
+  CHECK(oc->memcg == c);
+  CHECK(c->objcg == oc);
+  env.check();
+  // p goes: all three now charge the root.
+  CHECK(env.rmdir(c) == 0);
+  CHECK(env.rmdir(p) == 0);
+  CHECK(oa->memcg == root_mem_cgroup);
+  CHECK(ob->memcg == root_mem_cgroup);
+  CHECK(oc->memcg == root_mem_cgroup);
+  env.run([&] {
+    obj_cgroup_uncharge(ob, 64);
+    env.ledger.obj_bytes[ob] -= 64;
+    obj_cgroup_uncharge(oa, 32);
+    env.ledger.obj_bytes[oa] -= 32;
+    obj_cgroup_uncharge(oc, 16);
+    env.ledger.obj_bytes[oc] -= 16;
+  });
+  env.check();
+  env.finish();
+}
+
 TEST_CASE("kmem pages charge current's objcg and go back through refill_stock",
           "[mm][memcg][kmem]") {
   WarnCheck wc;
@@ -194,11 +244,11 @@ TEST_CASE("swap: charge, events on failure, uncharge by the recorded id, offline
   env.run([&] {
     REQUIRE(charge_memcg(&f, a, GFP_KERNEL) == 0);
     CHECK(__mem_cgroup_try_charge_swap(&f, swp_entry_t{0}) == 0);  // no slot: SWAP_FAIL only
-    CHECK(memcg_events_local(a, MEMCG_SWAP_FAIL) == 1);
+    CHECK(memory_events_local_read(a, MEMCG_SWAP_FAIL) == 1);
     page_counter_set_max(&a->swap, 0);
     CHECK(__mem_cgroup_try_charge_swap(&f, swp_entry_t{100}) == -ENOMEM);
-    CHECK(memcg_events_local(a, MEMCG_SWAP_MAX) == 1);
-    CHECK(memcg_events_local(a, MEMCG_SWAP_FAIL) == 2);
+    CHECK(memory_events_local_read(a, MEMCG_SWAP_MAX) == 1);
+    CHECK(memory_events_local_read(a, MEMCG_SWAP_FAIL) == 2);
     page_counter_set_max(&a->swap, PAGE_COUNTER_MAX);
     CHECK(mem_cgroup_get_nr_swap_pages(a) == 1000);
     REQUIRE(__mem_cgroup_try_charge_swap(&f, swp_entry_t{100}) == 0);

@@ -200,3 +200,48 @@ TEST_CASE("workqueue: an item queued again while it runs runs again after, never
     CHECK(r.runs >= 2);
   }
 }
+
+namespace {
+struct Spinner {
+  work_struct work;
+  std::atomic<int> runs{0};
+  std::atomic<bool> started{false};  // relaxed: gives the test no happens-before edge
+  std::atomic<bool> hold{false};
+};
+void spinner_fn(work_struct *w) {
+  auto *s = reinterpret_cast<Spinner *>(w);
+  s->started.store(true, std::memory_order_relaxed);
+  while (s->hold.load(std::memory_order_relaxed)) {
+  }
+  s->runs++;
+}
+}  // namespace
+
+// Native mode, real threads: the item is queued again from another vCPU while its function runs
+// (after PENDING was cleared, before the worker takes the pool lock again). The queueing writes
+// the item's queue bookkeeping; the worker must have taken its own copy under the pool lock, not
+// after it (ThreadSanitizer reports the two writes otherwise, and a lost queue would leave
+// flush_workqueue waiting for ever).
+TEST_CASE("workqueue: queued again from another vCPU while it runs, the queue's count stays "
+          "exact",
+          "[shim][workqueue][native]") {
+  WarnCheck wc;
+  emu::Machine m(config(emu::Mode::native, 2, 22));
+  Spinner s;
+  m.exec([&] {
+    workqueue_struct *wq = alloc_workqueue("requeue", WQ_PERCPU, 0);
+    INIT_WORK(&s.work, spinner_fn);
+    for (int round = 0; round < 20; round++) {
+      s.started.store(false, std::memory_order_relaxed);
+      s.hold.store(true, std::memory_order_relaxed);
+      CHECK(queue_work_on(1, wq, &s.work));
+      while (!s.started.load(std::memory_order_relaxed)) {
+      }
+      CHECK(queue_work_on(1, wq, &s.work));  // PENDING was cleared before the function ran
+      s.hold.store(false, std::memory_order_relaxed);
+      flush_workqueue(wq);
+    }
+    destroy_workqueue(wq);
+  }, 0);
+  CHECK(s.runs == 40);
+}

@@ -12,6 +12,7 @@
 #include "kernel/cgroup.h"
 #include "mm/memcontrol.h"
 #include "mm/memcontrol_internal.h"
+#include "mm/vmscan.h"
 #include "shim/machine.h"
 #include "test/support/machine_fixture.h"
 #include "test/support/memcg_invariants.h"
@@ -51,10 +52,16 @@ class MemcgEnv {
   emu::Machine &machine() { return *m_; }
   ChargeLedger ledger;
 
-  // Runs fn as a kernel task on vCPU cpu and waits.
+  // Runs fn as a kernel task on vCPU cpu and waits, then waits for kswapd to leave its reclaim
+  // (the machine is quiescent afterwards: no folio is isolated by it).
   template <typename F>
   void run(F &&fn, int cpu = 0) {
-    emu::RunResult r = m_->exec(std::forward<F>(fn), cpu);
+    emu::RunResult r = m_->exec(
+        [&fn] {
+          fn();
+          emu::kswapd_wait_idle();
+        },
+        cpu);
     INFO(r.report);
     REQUIRE_FALSE(r.deadlock);
   }

@@ -59,7 +59,7 @@ inline SwapAnonResult run_swap_anon(bool v1, bool pcstock, std::uint64_t seed = 
     res.status = emu::process_wait(proc);
     res.pswpout = emu::memcg_events_local_sum(memcg, PSWPOUT);
     res.pswpin = emu::memcg_events_local_sum(memcg, PSWPIN);
-    res.oom_kills = static_cast<std::uint64_t>(memcg_events(memcg, MEMCG_OOM_KILL));
+    res.oom_kills = static_cast<std::uint64_t>(memory_events_read(memcg, MEMCG_OOM_KILL));
     cgroup_rmdir(c);
   });
   m.reset();

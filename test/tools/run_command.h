@@ -28,6 +28,10 @@ inline CommandResult run_command(const std::string &cmd) {
   size_t n;
   while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
   const int st = pclose(f);
+  // A command that died of a signal says which at the end of its output (shown by the
+  // failing check's INFO).
+  if (st != -1 && WIFSIGNALED(st))
+    out += "\n[run_command: killed by signal " + std::to_string(WTERMSIG(st)) + "]\n";
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 

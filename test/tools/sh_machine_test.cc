@@ -100,6 +100,49 @@ TEST_CASE("umemcg sh --swap: a swap device; anon over memory.max swaps instead o
   CHECK(tiny.err.find("--swap") != std::string::npos);
 }
 
+TEST_CASE("umemcg sh --memory: the machine's RAM; exhausting it reclaims, then OOM-kills",
+          "[sh][machine][global]") {
+  Run r = sh(
+      "cat /proc/meminfo\n"
+      "cat /proc/zoneinfo\n"
+      "echo +memory > cgroup.subtree_control\n"
+      "mkdir cache\n"
+      "mkdir hog\n"
+      "run cache pagecache 4M --file data\n"
+      "echo cache $?\n"
+      "run hog anon 6M\n"
+      "echo fits $?\n"
+      "c=$(cat cache/memory.current)\n"
+      "[ $c -lt 4194304 ] && echo reclaimed\n"
+      "run hog anon 16M\n"
+      "echo big $?\n"
+      "cat hog/memory.events\n"
+      "cat /proc/meminfo\n",
+      "--memory 8M");
+  INFO(r.out);
+  INFO(r.err);
+  // MemTotal, and MemFree with nothing allocated yet.
+  CHECK(r.out.find("MemTotal:           8192 kB\nMemFree:            8192 kB\n") == 0);
+  // MemAvailable (si_mem_available): the free pages less the high watermark's 134 pages.
+  CHECK(r.out.find("MemFree:            8192 kB\nMemAvailable:       7656 kB\n") !=
+        std::string::npos);
+  // The zone's watermarks for 2048 pages: min_free_kbytes int_sqrt(8192 * 16) = 362 KiB,
+  // 90 pages; low and high max(90 / 4, 2048 * 10 / 10000) = 22 pages apart.
+  CHECK(r.out.find("Node 0, zone   Normal\n  pages free     2048\n        boost    0\n"
+                   "        min      90\n        low      112\n        high     134\n"
+                   "        promo    156\n        spanned  2048\n        present  2048\n"
+                   "        managed  2048\n        cma      0\n") != std::string::npos);
+  CHECK(r.out.find("cache 0\nfits 0\n") != std::string::npos);
+  // The 6M process made room by reclaiming the other cgroup's cache (no limit was set).
+  CHECK(r.out.find("fits 0\nreclaimed\n") != std::string::npos);
+  // 16M cannot fit in 8M: the global OOM killer kills it; no memcg OOM.
+  CHECK(r.out.find("big 137\nlow 0\nhigh 0\nmax 0\noom 0\noom_kill 1\n") != std::string::npos);
+  // At the end no anonymous memory is left (the named file's cache lives on).
+  CHECK(r.out.find("AnonPages:             0 kB\n") != std::string::npos);
+  Run tiny = sh("true\n", "--memory 100K");
+  CHECK(tiny.status == 2);
+}
+
 TEST_CASE("umemcg sh: a limit hit ends in an OOM kill; memory.events counts it", "[sh][machine]") {
   Run r = sh(
       "echo +memory > cgroup.subtree_control\n"
@@ -216,6 +259,67 @@ TEST_CASE("umemcg sh: bpf load, attach a policy to a cgroup, run, unload", "[sh]
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(r.out == "retval 0\n0\n");
+}
+
+TEST_CASE("umemcg sh --cgroup v1: memevent, a usage threshold and the OOM notification "
+          "through cgroup.event_control", "[sh][machine][v1]") {
+  Run r = sh(
+      "mkdir a\n"
+      "echo 10M > a/memory.limit_in_bytes\n"
+      "t=$(memevent a/memory.usage_in_bytes 4M)\n"
+      "o=$(memevent a/memory.oom_control)\n"
+      "echo fds $t $o\n"
+      "memevent-wait $t 1 || echo below\n"
+      "run a anon 20M\n"
+      "echo big $?\n"
+      "[ \"$(memevent-wait $t 0)\" -ge 1 ] && echo crossed\n"
+      "memevent-wait $o 0\n"
+      "cat a/memory.oom_control\n"
+      "memevent-close $t\n"
+      "rmdir a\n"
+      "memevent-wait $o 1\n"
+      "memevent a/memory.usage_in_bytes 1M\n"
+      "mkdir b\n"
+      "memevent b/memory.stat\n"
+      "memevent-wait 99\n"
+      "echo end\n",
+      "--cgroup v1");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        "fds 3 4\nbelow\nbig 137\ncrossed\n1\n"
+        "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n"
+        "1\nend\n");  // the removal's last signal
+  CHECK(r.err.find("memevent: cannot open a/memory.usage_in_bytes: No such file or directory") !=
+        std::string::npos);
+  CHECK(r.err.find("memevent: cgroup.event_control: Invalid argument") != std::string::npos);
+  CHECK(r.err.find("memevent-wait: read: Bad file descriptor") != std::string::npos);
+}
+
+TEST_CASE("umemcg sh --cgroup v1: oom_kill_disable waits out an OOM until the limit is "
+          "raised; memory.pressure_level", "[sh][machine][v1]") {
+  Run r = sh(
+      "mkdir a b\n"
+      "echo 10M > a/memory.limit_in_bytes\n"
+      "echo 1 > a/memory.oom_control\n"
+      "o=$(memevent a/memory.oom_control)\n"
+      "spawn a anon 20M\n"
+      "memevent-wait $o\n"
+      "cat a/memory.oom_control\n"
+      "echo 30M > a/memory.limit_in_bytes\n"
+      "wait $!; echo $?\n"
+      "echo 4M > b/memory.limit_in_bytes\n"
+      "p=$(memevent b/memory.pressure_level low)\n"
+      "run b pagecache 16M\n"
+      "[ \"$(memevent-wait $p)\" -ge 1 ] && echo pressure\n"
+      "memevent b/memory.pressure_level high\n"
+      "echo 2 > a/memory.oom_control\n",
+      "--cgroup v1");
+  INFO(r.err);
+  CHECK(r.status == 1);
+  CHECK(r.out == "1\noom_kill_disable 1\nunder_oom 1\noom_kill 0\n0\npressure\n");
+  CHECK(r.err.find("memevent: cgroup.event_control: Invalid argument") != std::string::npos);
+  CHECK(r.err.find("oom_control is deprecated") != std::string::npos);
 }
 
 TEST_CASE("umemcg sh: same script and seed, same bytes", "[sh][machine]") {

@@ -20,11 +20,18 @@ namespace umemcg::fuzz {
 
 namespace {
 
-// The child's report: "<warnings>\n<last warning>\n<len>\n<stdout><len>\n<stderr>".
+// What the machine's hung-task check warns (shim/hung_task.h).
+constexpr const char *kHungTaskWarning = "INFO: task ";
+
+// The child's report: "<warnings>\n<last warning>\n<len>\n<stdout><len>\n<stderr>", then the
+// coverage: "<programs>\n" and per program "<name>\n<len>\n<states>" (one character per
+// instruction slot, '@' + its BPF_COV_* bits).
 std::string run_in_child(const FuzzCase &c) {
+  emu::bpf_coverage_enable(true);
   sh::ShOptions opts;
   opts.seed = c.seed;
   opts.high_debt_limit = c.high_debt_limit;
+  opts.hung_task_timeout_ns = c.hung_task_timeout_ns;
   std::istringstream in(fuzz_case_script(c, false));
   std::ostringstream out, err;
   emu::set_warnings_quiet(true);
@@ -35,8 +42,15 @@ std::string run_in_child(const FuzzCase &c) {
   for (char &ch : last)
     if (ch == '\n') ch = ' ';
   const std::string o = out.str(), e = err.str();
-  return std::to_string(warns) + "\n" + last + "\n" + std::to_string(o.size()) + "\n" + o +
-         std::to_string(e.size()) + "\n" + e;
+  std::string rep = std::to_string(warns) + "\n" + last + "\n" + std::to_string(o.size()) + "\n" +
+                    o + std::to_string(e.size()) + "\n" + e;
+  const std::vector<emu::BpfCoverageProg> cov = emu::bpf_coverage_snapshot();
+  rep += std::to_string(cov.size()) + "\n";
+  for (const emu::BpfCoverageProg &p : cov) {
+    rep += p.name + "\n" + std::to_string(p.state.size()) + "\n";
+    for (u8 st : p.state) rep += static_cast<char>('@' + (st & 31));
+  }
+  return rep;
 }
 
 bool write_all(int fd, const std::string &s) {
@@ -68,6 +82,10 @@ bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::str
   }
 }
 
+// Sets the outcome's kind and detail from the run's warnings and output (see fuzz_run.h).
+void judge(unsigned long warns, const std::string &last, const FuzzRunOptions &o,
+           FuzzOutcome *res);
+
 // Parses the child's report into o; false if it is cut short.
 bool parse_report(const std::string &s, unsigned long *warns, std::string *last, FuzzOutcome *o) {
   std::istringstream in(s);
@@ -81,6 +99,18 @@ bool parse_report(const std::string &s, unsigned long *warns, std::string *last,
     dst->resize(len);
     in.read(dst->data(), static_cast<std::streamsize>(len));
     if (static_cast<size_t>(in.gcount()) != len) return false;
+  }
+  if (!std::getline(in, line)) return false;
+  const size_t progs = std::stoul(line);
+  for (size_t i = 0; i < progs; i++) {
+    emu::BpfCoverageProg p;
+    if (!std::getline(in, p.name) || !std::getline(in, line)) return false;
+    const size_t len = std::stoul(line);
+    std::string st(len, '\0');
+    in.read(st.data(), static_cast<std::streamsize>(len));
+    if (static_cast<size_t>(in.gcount()) != len) return false;
+    for (char ch : st) p.state.push_back(static_cast<u8>((ch - '@') & 31));
+    o->coverage.push_back(std::move(p));
   }
   return true;
 }
@@ -164,7 +194,33 @@ FuzzOutcome fuzz_run_case(const FuzzCase &c, const FuzzRunOptions &o) {
                                      : "the run ended without its report";
     return res;
   }
-  if (warns) {
+  judge(warns, last, o, &res);
+  return res;
+}
+
+FuzzOutcome fuzz_run_case_here(const FuzzCase &c, const FuzzRunOptions &o) {
+  FuzzOutcome res;
+  unsigned long warns = 0;
+  std::string last;
+  if (!parse_report(run_in_child(c), &warns, &last, &res)) {
+    res.kind = FuzzOutcome::Kind::kCrash;
+    res.detail = "the run ended without its report";
+    return res;
+  }
+  judge(warns, last, o, &res);
+  return res;
+}
+
+namespace {
+
+void judge(unsigned long warns, const std::string &last, const FuzzRunOptions &o,
+           FuzzOutcome *out) {
+  FuzzOutcome &res = *out;
+  if (warns && last.find(kHungTaskWarning) != std::string::npos) {
+    // The machine's hung-task check (the case's --hung-task-timeout): a liveness failure.
+    res.kind = FuzzOutcome::Kind::kStall;
+    res.detail = last.substr(last.find("INFO: task "));
+  } else if (warns) {
     res.kind = FuzzOutcome::Kind::kWarning;
     res.detail = last;
   } else if (res.err.find("Resource deadlock avoided") != std::string::npos) {
@@ -176,8 +232,9 @@ FuzzOutcome fuzz_run_case(const FuzzCase &c, const FuzzRunOptions &o) {
       res.detail = "the assertion variable is " + std::to_string(v);
     }
   }
-  return res;
 }
+
+}  // namespace
 
 bool fuzz_same_failure(const FuzzOutcome &a, const FuzzOutcome &b) {
   if (a.kind != b.kind) return false;

@@ -13,12 +13,15 @@
 //     the payment to the return to user mode, which a long kernel entry, or a task that never
 //     returns (a kernel thread), postpones without bound while usage runs past memory.high);
 //   - stall: a process could never finish (the shell's wait found the machine idle with the
-//     process blocked: a deadlock or a debt never paid);
+//     process blocked: a deadlock or a debt never paid), or a task stayed blocked in the kernel
+//     past the case's bound (hung_task_timeout_ns: the machine's hung-task check);
 //   - assert: the policy author's variable (--assert) was non-zero after the run.
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "bpfvm/coverage.h"
 #include "tools/fuzz/fuzz_case.h"
 
 namespace umemcg::fuzz {
@@ -29,6 +32,9 @@ struct FuzzOutcome {
   std::string detail;  // what failed, one line
   std::string out;     // the shell's standard output
   std::string err;     // the shell's standard error
+  // The coverage of the object's programs in this case (bpfvm/coverage.h; empty when the child
+  // gave no report: a crash or a timeout).
+  std::vector<emu::BpfCoverageProg> coverage;
   bool failed() const { return kind != Kind::kOk; }
 };
 
@@ -42,6 +48,10 @@ struct FuzzRunOptions {
 
 // Runs c in a child process and judges it (see the banner).
 FuzzOutcome fuzz_run_case(const FuzzCase &c, const FuzzRunOptions &o);
+// Runs c in this process and judges it: no timeout, and a crash of the emulated kernel is this
+// process's (for an in-process fuzzer, whose engine catches both). One machine exists at a
+// time: not concurrent with another run in the process.
+FuzzOutcome fuzz_run_case_here(const FuzzCase &c, const FuzzRunOptions &o);
 
 // The same failure: same kind (and, for warnings, the same warning).
 bool fuzz_same_failure(const FuzzOutcome &a, const FuzzOutcome &b);

@@ -79,6 +79,10 @@ struct memcg_stats {
 
 // The memory.stat items a user program asks the kfuncs for: name and the kernel's item id
 // (node_stat_item / memcg_stat_item), in memory.stat's order (hugetlb is not printed here).
+// A deliberate copy of the head of memory_stats[] (mm/memcontrol_stat_format.cc): this is the
+// user program's own list, as seed 002's program keeps one (a program cannot read the
+// kernel's table). The scenario compares each item with memory.stat's line of the same name
+// (compare_one()), so an id that does not match its name shows as a mismatch.
 struct Item {
   const char *name;
   int idx;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -17,12 +18,17 @@
 
 #include "kernel/cgroup.h"
 #include "kernel/cgroupfs.h"
+#include "kernel/eventfd.h"
+#include "kernel/fdtable.h"
 #include "kernel/kernfs/kernfs.h"
 #include "kernel/notify/inotify.h"
 #include "mm/lru_check.h"
 #include "mm/memcontrol.h"
+#include "mm/memcontrol_iter.h"
+#include "mm/page_alloc.h"
 #include "mm/process.h"
 #include "mm/swap.h"
+#include "shim/hung_task.h"
 #include "mm/swapfile.h"
 #include "shim/completion.h"
 #include "shim/jiffies.h"
@@ -53,6 +59,97 @@ std::string proc_swaps_text() {
                 inuse < 10000000 ? "\t" : "", -2);
   return text + line;
 }
+
+// global_node_page_state(): the machine's count of @idx, the exact sum of every memcg's own
+// counts (every page is charged to one memcg, the root included). Exact where memory.stat's
+// rstat-flushed numbers may lag, so that MemFree and the lines below add up at any time.
+unsigned long global_node_page_state(int idx) {
+  long n = 0;
+  for (mem_cgroup *m = mem_cgroup_iter(nullptr, nullptr, nullptr); m;
+       m = mem_cgroup_iter(nullptr, m, nullptr))
+    n += emu::memcg_page_state_local_sum(m, idx);
+  return n > 0 ? static_cast<unsigned long>(n) : 0;
+}
+
+// /proc/meminfo (meminfo_proc_show's format) for the lines the memory model has numbers for:
+// the RAM from the page allocator (mm/page_alloc.h), the LRU and page-cache counts from the
+// machine's node statistics, swap from the device.
+std::string proc_meminfo_text() {
+  auto st = [](int idx) { return global_node_page_state(idx); };
+  unsigned long free = nr_free_pages();
+  unsigned long active_anon = st(NR_ACTIVE_ANON), inactive_anon = st(NR_INACTIVE_ANON);
+  unsigned long active_file = st(NR_ACTIVE_FILE), inactive_file = st(NR_INACTIVE_FILE);
+  unsigned long cached = st(NR_FILE_PAGES);
+  long swap_total = total_swap_pages();
+  // si_mem_available(): the free pages less totalreserve_pages (the high watermark of the one
+  // zone, which has no lowmem_reserve), plus the page cache less what must stay of it (half of
+  // it, or the low watermark if that is less); no reclaimable slab here.
+  long available = static_cast<long>(free) - static_cast<long>(high_wmark_pages());
+  unsigned long pagecache = active_file + inactive_file;
+  pagecache -= std::min(pagecache / 2, low_wmark_pages());
+  available += static_cast<long>(pagecache);
+  if (available < 0) available = 0;
+  const std::pair<const char *, unsigned long> lines[] = {
+      {"MemTotal:", totalram_pages()},
+      {"MemFree:", free},
+      {"MemAvailable:", static_cast<unsigned long>(available)},
+      {"Buffers:", 0},
+      {"Cached:", cached},
+      {"SwapCached:", 0},
+      {"Active:", active_anon + active_file},
+      {"Inactive:", inactive_anon + inactive_file},
+      {"Active(anon):", active_anon},
+      {"Inactive(anon):", inactive_anon},
+      {"Active(file):", active_file},
+      {"Inactive(file):", inactive_file},
+      {"Unevictable:", st(NR_UNEVICTABLE)},
+      {"SwapTotal:", static_cast<unsigned long>(swap_total)},
+      {"SwapFree:", static_cast<unsigned long>(swap_total > 0 ? get_nr_swap_pages() : 0)},
+      {"AnonPages:", st(NR_ANON_MAPPED)},
+      {"Mapped:", st(NR_FILE_MAPPED)},
+      {"Shmem:", st(NR_SHMEM)},
+  };
+  std::string text;
+  char line[64];
+  for (const auto &[name, pages] : lines) {
+    std::snprintf(line, sizeof(line), "%-16s%8lu kB\n", name, pages << (PAGE_SHIFT - 10));
+    text += line;
+  }
+  return text;
+}
+
+// /proc/zoneinfo (zoneinfo_show_print's format) for the one zone: its header and page lines.
+std::string proc_zoneinfo_text() {
+  char buf[512];
+  unsigned long managed = zone_managed_pages();
+  std::snprintf(buf, sizeof(buf),
+                "Node 0, zone %8s\n  pages free     %lu\n        boost    0\n"
+                "        min      %lu\n        low      %lu\n        high     %lu\n"
+                "        promo    %lu\n        spanned  %lu\n        present  %lu\n"
+                "        managed  %lu\n        cma      0\n",
+                "Normal", nr_free_pages(), min_wmark_pages(), low_wmark_pages(),
+                high_wmark_pages(), high_wmark_pages() + (high_wmark_pages() - low_wmark_pages()),
+                managed, managed, managed);
+  return buf;
+}
+
+// The /proc files the machine has: their text, or false for any other path.
+bool proc_text(const std::string &path, std::string *text) {
+  if (path == "/proc/swaps") {
+    if (text) *text = proc_swaps_text();
+    return true;
+  }
+  if (path == "/proc/meminfo") {
+    if (text) *text = proc_meminfo_text();
+    return true;
+  }
+  if (path == "/proc/zoneinfo") {
+    if (text) *text = proc_zoneinfo_text();
+    return true;
+  }
+  return false;
+}
+bool is_proc_file(const std::string &path) { return proc_text(path, nullptr); }
 
 bool under_mount(const std::string &path) {
   const std::string mnt = CGROUP_MOUNT_POINT;
@@ -110,17 +207,40 @@ class MachineOs final : public ShellOs {
   int open(const std::string &path, int flags) override {
     emu::KernelEntry k;
     Fd fd;
-    if (path == "/proc/swaps") {
+    if (is_proc_file(path)) {
       if ((flags & O_ACCMODE) != O_RDONLY) return -EACCES;
-      fd.proc_swaps = true;
+      fd.proc = path;
     } else if (!under_mount(path)) {
       return -ENOENT;
     } else if (int err = cgroupfs_open(path, kf_flags(flags), &fd.file)) {
       return err;
     }
-    int n = next_fd_++;
+    // The kernel's descriptor table holds the number (cgroup.event_control resolves it there).
+    int n = fd_install(fd_entry{fd.file, nullptr});
     fds_.emplace(n, fd);
     return n;
+  }
+
+  int eventfd() override {
+    emu::KernelEntry k;
+    Fd fd;
+    fd.efd = eventfd_ctx_create();
+    if (!fd.efd) return -ENOMEM;
+    int n = fd_install(fd_entry{nullptr, fd.efd});
+    fds_.emplace(n, fd);
+    return n;
+  }
+
+  int eventfd_read(int fd, uint64_t timeout_ns, uint64_t *count) override {
+    emu::KernelEntry k;
+    auto it = fds_.find(fd);
+    if (it == fds_.end()) return -EBADF;
+    if (!it->second.efd) return -EINVAL;
+    u64 c = 0;
+    int r = eventfd_read_timeout(it->second.efd, static_cast<long>(nsecs_to_jiffies(timeout_ns)),
+                                 &c);
+    if (r == 1) *count = c;
+    return r;
   }
 
   int read(int fd, uint64_t offset, std::string *out) override {
@@ -128,8 +248,10 @@ class MachineOs final : public ShellOs {
     auto it = fds_.find(fd);
     if (it == fds_.end()) return -EBADF;
     out->clear();
-    if (it->second.proc_swaps) {
-      std::string text = proc_swaps_text();
+    if (it->second.efd) return -EINVAL;  // an eventfd reads 8 binary bytes: eventfd_read()
+    if (!it->second.proc.empty()) {
+      std::string text;
+      proc_text(it->second.proc, &text);
       if (offset < text.size()) *out = text.substr(offset);
       return 0;
     }
@@ -145,7 +267,8 @@ class MachineOs final : public ShellOs {
     emu::KernelEntry k;
     auto it = fds_.find(fd);
     if (it == fds_.end()) return -EBADF;
-    if (it->second.proc_swaps) return -EBADF;  // opened read-only
+    if (!it->second.proc.empty()) return -EBADF;  // opened read-only
+    if (it->second.efd) return -EINVAL;            // eventfd writes are not provided
     return cgroupfs_write(it->second.file, bytes.data(), bytes.size());
   }
 
@@ -153,34 +276,34 @@ class MachineOs final : public ShellOs {
     emu::KernelEntry k;
     auto it = fds_.find(fd);
     if (it == fds_.end()) return -EBADF;
-    if (it->second.file) cgroupfs_close(it->second.file);
+    release(fd, it->second);
     fds_.erase(it);
     return 0;
   }
 
   int mkdir(const std::string &path) override {
     emu::KernelEntry k;
-    if (mount_ancestor(path) || path == "/proc/swaps") return -EEXIST;
+    if (mount_ancestor(path) || is_proc_file(path)) return -EEXIST;
     if (!under_mount(path)) return -EACCES;
     return cgroupfs_mkdir(path);
   }
   int rmdir(const std::string &path) override {
     emu::KernelEntry k;
-    if (path == "/proc/swaps") return -ENOTDIR;
+    if (is_proc_file(path)) return -ENOTDIR;
     if (mount_ancestor(path)) return -EBUSY;
     if (!under_mount(path)) return -ENOENT;
     return cgroupfs_rmdir(path);
   }
   int readdir(const std::string &path, std::vector<std::string> *names) override {
     emu::KernelEntry k;
-    if (path == "/proc/swaps") return -ENOTDIR;
+    if (is_proc_file(path)) return -ENOTDIR;
     if (!under_mount(path)) return -ENOENT;
     return cgroupfs_readdir(path, names);
   }
   int stat(const std::string &path, bool *is_dir) override {
     emu::KernelEntry k;
-    if (path == "/proc/swaps" || mount_ancestor(path)) {
-      *is_dir = path != "/proc/swaps";
+    if (is_proc_file(path) || mount_ancestor(path)) {
+      *is_dir = !is_proc_file(path);
       return 0;
     }
     if (!under_mount(path)) return -ENOENT;
@@ -189,7 +312,7 @@ class MachineOs final : public ShellOs {
 
   int watch(const std::string &path) override {
     emu::KernelEntry k;
-    if (!under_mount(path)) return path == "/proc/swaps" ? -EINVAL : -ENOENT;
+    if (!under_mount(path)) return is_proc_file(path) ? -EINVAL : -ENOENT;
     if (!group_) {
       fsnotify_group *g = cgroupfs_inotify_init();
       if (IS_ERR(g)) return static_cast<int>(PTR_ERR(g));
@@ -303,8 +426,7 @@ class MachineOs final : public ShellOs {
     for (auto &[pid, p] : children_) emu::process_wait(p);
     children_.clear();
     emu::KernelEntry k;
-    for (auto &[n, fd] : fds_)
-      if (fd.file) cgroupfs_close(fd.file);
+    for (auto &[n, fd] : fds_) release(n, fd);
     fds_.clear();
     if (group_) inotify_release(group_);
     group_ = nullptr;
@@ -314,10 +436,17 @@ class MachineOs final : public ShellOs {
  private:
   struct Fd {
     kernfs_file *file = nullptr;
-    bool proc_swaps = false;
+    eventfd_ctx *efd = nullptr;
+    std::string proc;  // the /proc file it reads, or empty
   };
+  // close(2): the number leaves the kernel's table, then the file goes.
+  static void release(int n, const Fd &fd) {
+    fd_entry e;
+    close_fd(n, &e);
+    if (fd.file) cgroupfs_close(fd.file);
+    if (fd.efd) eventfd_release(fd.efd);
+  }
   std::map<int, Fd> fds_;
-  int next_fd_ = 3;
   fsnotify_group *group_ = nullptr;
   std::map<int, emu::Process *> children_;  // unreaped children, by pid (start order = pid order)
   ShBpf bpf_;
@@ -325,16 +454,17 @@ class MachineOs final : public ShellOs {
 
 }  // namespace
 
-int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
-                    std::ostream &err) {
+int machine_run(const ShOptions &opts, const std::function<int(ShellOs &os)> &body,
+                std::ostream &err, const char *who) {
   if (opts.swap != 0 && opts.swap < PAGE_SIZE) {
-    err << "umemcg sh: --swap: a swap device needs at least one page\n";
+    err << who << ": --swap: a swap device needs at least one page\n";
     return 2;
   }
   emu::MachineConfig cfg;
   cfg.nr_cpus = static_cast<unsigned int>(opts.cpus);
   cfg.mode = opts.mode == ShOptions::Mode::kSim ? emu::Mode::simulated : emu::Mode::native;
   cfg.seed = opts.seed;
+  emu::set_hung_task_timeout_ns(opts.hung_task_timeout_ns);  // (0: off)
   int status = 0;
   {
     emu::Machine m(cfg);
@@ -348,10 +478,11 @@ int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
       p.memory_recursiveprot = opts.memory_recursiveprot;
       p.high_debt_limit = static_cast<unsigned long>(opts.high_debt_limit);
       p.swap_pages = opts.swap / PAGE_SIZE;
+      p.totalram_pages = opts.memory / PAGE_SIZE;
       boot = mem_cgroup_boot(p);
     });
     if (boot) {
-      err << "umemcg sh: the machine failed to boot: " << std::strerror(-boot) << "\n";
+      err << who << ": the machine failed to boot: " << std::strerror(-boot) << "\n";
       return 1;
     }
     m.exec([&] {
@@ -361,7 +492,7 @@ int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
       int perr = 0;
       emu::Process *shell = emu::process_start(po, [&] {
         MachineOs os;
-        int st = sh_main(opts, os, in, out, err);
+        int st = body(os);
         os.teardown();
         return st;
       }, &perr);
@@ -374,6 +505,12 @@ int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
     });
   }
   return status;
+}
+
+int machine_sh_main(const ShOptions &opts, std::istream &in, std::ostream &out,
+                    std::ostream &err) {
+  return machine_run(opts, [&](ShellOs &os) { return sh_main(opts, os, in, out, err); }, err,
+                     "umemcg sh");
 }
 
 }  // namespace umemcg::sh

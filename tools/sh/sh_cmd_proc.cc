@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// tools/sh/sh_cmd_proc.cc: processes and time: run, spawn, wait, kill, sleep, watch, event.
+// tools/sh/sh_cmd_proc.cc: processes and time: run, spawn, wait, kill, sleep, watch, event, and
+// cgroup v1 memory notifications: memevent, memevent-wait, memevent-close.
 //
 // A process's status is 0 when its workload completed and 128 + the signal when it was killed
 // (an OOM kill: 137), as a POSIX shell reports a child's waitpid() status.
+#include <fcntl.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -176,6 +178,14 @@ bool parse_duration(const std::string &s, uint64_t *ns) {
   return true;
 }
 
+// A descriptor number: decimal digits, at most 9.
+bool parse_fd(const std::string &s, int *fd) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  *fd = std::stoi(s);
+  return true;
+}
+
 }  // namespace
 
 int cmd_sleep(Shell &sh, const Cmd &c) {
@@ -228,6 +238,82 @@ int cmd_event(Shell &sh, const Cmd &c) {
   }
   if (r == 0) return 1;
   return sh.out(c, std::to_string(ev.wd) + " " + inotify_mask_names(ev.mask) + "\n");
+}
+
+// memevent FILE [ARGS...]: what a cgroup v1 user does to be notified of FILE's events
+// (memory.usage_in_bytes / memory.memsw.usage_in_bytes with a threshold, memory.oom_control):
+// eventfd(), open(FILE), one write of "<eventfd> <FILE's fd> ARGS" to cgroup.event_control in
+// FILE's directory, close(FILE's fd). Prints the eventfd's descriptor, which stays open.
+int cmd_memevent(Shell &sh, const Cmd &c) {
+  if (c.argv.size() < 2) {
+    sh.error(c, "usage: memevent FILE [ARGS...]", EINVAL);
+    return 1;
+  }
+  ShellOs &os = sh.os();
+  const std::string path = sh.resolve(c.argv[1]);
+  const std::string control = path.substr(0, path.rfind('/')) + "/cgroup.event_control";
+  std::string args;
+  for (size_t i = 2; i < c.argv.size(); i++) args += " " + c.argv[i];
+  int efd = os.eventfd();
+  if (efd < 0) {
+    sh.error(c, "eventfd", -efd);
+    return 1;
+  }
+  int cfd = os.open(path, O_RDONLY);
+  if (cfd < 0) {
+    os.close(efd);
+    sh.error(c, "cannot open " + c.argv[1], -cfd);
+    return 1;
+  }
+  int wfd = os.open(control, O_WRONLY | O_APPEND);
+  long r = wfd;
+  if (wfd >= 0) {
+    r = os.write(wfd, std::to_string(efd) + " " + std::to_string(cfd) + args);
+    os.close(wfd);
+  }
+  os.close(cfd);
+  if (r < 0) {
+    os.close(efd);
+    sh.error(c, "cgroup.event_control", static_cast<int>(-r));
+    return 1;
+  }
+  return sh.out(c, std::to_string(efd) + "\n");
+}
+
+// memevent-wait FD [SECONDS]: waits (virtual time, default 10 s) until the eventfd's count is
+// non-zero, prints it (it drops back to 0); status 1 and nothing printed on timeout.
+int cmd_memevent_wait(Shell &sh, const Cmd &c) {
+  uint64_t ns = 10ull * 1000000000ull;
+  int fd = -1;
+  if (c.argv.size() < 2 || c.argv.size() > 3 || !parse_fd(c.argv[1], &fd) ||
+      (c.argv.size() == 3 && !parse_duration(c.argv[2], &ns))) {
+    sh.error(c, "usage: memevent-wait FD [SECONDS]", EINVAL);
+    return 1;
+  }
+  uint64_t count = 0;
+  int r = sh.os().eventfd_read(fd, ns, &count);
+  if (r < 0) {
+    sh.error(c, "read", -r);
+    return 1;
+  }
+  if (r == 0) return 1;
+  return sh.out(c, std::to_string(count) + "\n");
+}
+
+// memevent-close FD: closes the eventfd; its registration goes away (the kernel signals it one
+// last time, which nobody reads).
+int cmd_memevent_close(Shell &sh, const Cmd &c) {
+  int fd = -1;
+  if (c.argv.size() != 2 || !parse_fd(c.argv[1], &fd)) {
+    sh.error(c, "usage: memevent-close FD", EINVAL);
+    return 1;
+  }
+  int r = sh.os().close(fd);
+  if (r < 0) {
+    sh.error(c, "close", -r);
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace umemcg::sh

@@ -37,6 +37,9 @@ int cmd_kill(Shell &sh, const Cmd &c);
 int cmd_sleep(Shell &sh, const Cmd &c);
 int cmd_watch(Shell &sh, const Cmd &c);
 int cmd_event(Shell &sh, const Cmd &c);
+int cmd_memevent(Shell &sh, const Cmd &c);
+int cmd_memevent_wait(Shell &sh, const Cmd &c);
+int cmd_memevent_close(Shell &sh, const Cmd &c);
 // sh_cmd_bpf.cc
 int cmd_bpf(Shell &sh, const Cmd &c);
 

@@ -91,6 +91,8 @@ const char *sh_usage() {
          "  --stock memcg|pcstock    the per-CPU charge stock design (default memcg)\n"
          "  --high-debt-limit PAGES  warn when a high_policy defers more memory.high debt\n"
          "                           (a debug check; default 0: never)\n"
+         "  --hung-task-timeout SECONDS  sim: warn when a task stays blocked in the kernel\n"
+         "                           longer (machine time; default 0: never)\n"
          "  -e                       stop at the first command that fails\n";
 }
 
@@ -108,6 +110,8 @@ bool set_option(const std::string &name, const std::string &value, ShOptions *o,
   } else if (name == "--high-debt-limit") {
     if (!parse_int(value, 0, 1ll << 40, &n)) return *why = "not a number of pages", false;
     o->high_debt_limit = static_cast<uint64_t>(n);
+  } else if (name == "--hung-task-timeout") {
+    if (!parse_seconds(value, &o->hung_task_timeout_ns)) return *why = "not a number of seconds", false;
   } else if (name == "--swap") {
     if (!parse_size(value, &o->swap)) return *why = "not a size", false;
   } else if (name == "--mode") {
@@ -176,7 +180,7 @@ bool parse_sh_options(const std::vector<std::string> &argv, ShOptions *opts, std
     } else {
       static const char *const kNames[] = {"--cpus", "--memory", "--swap", "--mode", "--seed",
                                            "--cgroup", "--mount-opts", "--stock",
-                                           "--high-debt-limit"};
+                                           "--high-debt-limit", "--hung-task-timeout"};
       bool known = false;
       for (const char *k : kNames) known |= name == k;
       if (!known) {

@@ -22,6 +22,9 @@ struct ShOptions {
   // Emulation: warn when a high_policy defers more memory.high debt (pages; 0: never); see
   // memcg_boot_params::high_debt_limit.
   uint64_t high_debt_limit = 0;
+  // Emulation: the simulated machine's hung-task check (ns of machine time; 0: off); see
+  // shim/hung_task.h.
+  uint64_t hung_task_timeout_ns = 0;
   bool errexit = false;              // -e
   bool help = false;                 // --help or -h: print sh_usage() and exit 0
   std::string script;                // empty or "-": standard input

@@ -3,21 +3,22 @@
 //
 // The shell (tools/sh/) is user space: everything it does to the emulated machine goes through
 // this interface, one virtual per system call it would make on a real cgroup2 machine (open,
-// read, write, close, mkdir, rmdir, getdents, stat, inotify, fork+exec into a cgroup, waitpid,
-// kill, nanosleep, and the bpf() commands bpftool issues). Paths are absolute: the shell resolves
-// them against its working directory before calling (an empty operand stays empty, and fails
-// with ENOENT as the kernel's getname() makes it). Errors are negative errnos, as the kernel's
-// system call entry returns them.
+// read, write, close, mkdir, rmdir, getdents, stat, inotify, eventfd, fork+exec into a cgroup,
+// waitpid, kill, nanosleep, and the bpf() commands bpftool issues). Paths are absolute: the
+// shell resolves them against its working directory before calling (an empty operand stays
+// empty, and fails with ENOENT as the kernel's getname() makes it). Errors are negative errnos,
+// as the kernel's system call entry returns them.
 //
 // Mirrors: the system call boundary a shell and bpftool sit on (open(2), pread(2), write(2),
 //          close(2), mkdir(2), rmdir(2), getdents64(2), stat(2), inotify_add_watch(2), read(2)
-//          of an inotify descriptor, clone(2) + a cgroup.procs write, waitpid(2), kill(2),
-//          nanosleep(2), bpf(2)).
+//          of an inotify descriptor, eventfd(2) and read(2) of it, clone(2) + a cgroup.procs
+//          write, waitpid(2), kill(2), nanosleep(2), bpf(2)).
 // Emulation: one machine per shell; read() returns the whole remainder of the file from an
 //   offset (the shell's `cat` reads files whole), and spawn() takes a workload description
 //   instead of a program image (the workloads are the emulator's processes).
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -87,6 +88,17 @@ class ShellOs {
   virtual int watch(const std::string &path) = 0;
   // Waits up to @timeout_ns of machine time for the next event: 1 and *ev, 0 on timeout.
   virtual int next_event(uint64_t timeout_ns, ShEvent *ev) = 0;
+
+  // eventfd(2) (initial value 0, no flags): a descriptor that close() closes, or -errno. Its
+  // number is what cgroup.event_control's "<event_fd> <control_fd> <args>" names, as are the
+  // numbers open() returns. A machine without eventfds returns -ENOSYS.
+  virtual int eventfd() { return -ENOSYS; }
+  // read(2) of an eventfd, waiting up to @timeout_ns of machine time for a non-zero count:
+  // 1 and *count (the counter drops back to 0), 0 on timeout, or -errno (-EINVAL: not an
+  // eventfd, -EBADF).
+  virtual int eventfd_read(int /*fd*/, uint64_t /*timeout_ns*/, uint64_t * /*count*/) {
+    return -ENOSYS;
+  }
 
   // Starts a process in the cgroup at @cgroup_path (its cgroup.procs written before it runs):
   // its pid, or the errno of the refused placement (then no process exists).
