@@ -225,6 +225,7 @@ cgroup_root *cgroup_setup_root(bool dfl, unsigned int flags, cgroup_subsys *ss, 
     return nullptr;
   }
   if (!cgroup_destroy_wq) cgroup_destroy_wq = alloc_workqueue("cgroup_destroy", WQ_UNBOUND, 1);
+  cgroup_freezer_boot();
   g_next_id = 1;
   g_free_ids = {};
   auto *root = new cgroup_root;
@@ -278,9 +279,16 @@ void cgroup_destroy_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
   cgroup_fs_remove_dir(cgrp);
   if (cgroup_is_threaded(cgrp))
     WRITE_ONCE(cgrp->parent->nr_threaded_children, cgrp->parent->nr_threaded_children - 1);
-  for (cgroup *p = cgrp->parent; p; p = p->parent) {
-    p->nr_descendants--;
-    p->nr_dying_descendants++;
+  {
+    unsigned long flags;
+    spin_lock_irqsave(&css_set_lock, flags);
+    for (cgroup *p = cgrp->parent; p; p = p->parent) {
+      p->nr_descendants--;
+      p->nr_dying_descendants++;
+      // A frozen cgroup leaves its ancestors' frozen descendants.
+      if (test_bit(CGRP_FROZEN, &cgrp->flags)) p->freezer.nr_frozen_descendants--;
+    }
+    spin_unlock_irqrestore(&css_set_lock, flags);
   }
   if (cgrp->dying_visible)
     for (cgroup *p = cgrp; p; p = p->parent) p->nr_dying_subsys++;
@@ -406,7 +414,19 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
     return nullptr;
   }
   WRITE_ONCE(css->flags, css->flags | CSS_ONLINE);
-  for (cgroup *p = parent; p; p = p->parent) p->nr_descendants++;
+  cgroup_freezer_inherit(cgrp);
+  {
+    // Under css_set_lock as well: the freezer compares nr_frozen_descendants with
+    // nr_descendants from tasks' traps, which hold css_set_lock only.
+    unsigned long flags;
+    spin_lock_irqsave(&css_set_lock, flags);
+    for (cgroup *p = parent; p; p = p->parent) {
+      p->nr_descendants++;
+      // A new cgroup that starts frozen is a frozen descendant; no ancestor changes state by it.
+      if (cgrp->freezer.e_freeze) p->freezer.nr_frozen_descendants++;
+    }
+    spin_unlock_irqrestore(&css_set_lock, flags);
+  }
   if (cgrp->kn) cgroup_fs_activate_dir(cgrp);
   if (parent->children.singular() && ss->css_became_parent) ss->css_became_parent(parent_css);
   *err = 0;

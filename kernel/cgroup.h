@@ -153,6 +153,17 @@ struct cgroup_children {
   bool singular() const { return !list_empty(&head) && head.next == head.prev; }
 };
 
+// cgroup::flags bits (kernel values).
+inline constexpr int CGRP_FREEZE = 2;  // this cgroup is to be frozen (itself or an ancestor)
+inline constexpr int CGRP_FROZEN = 3;  // ... and it is: every task and descendant is frozen
+
+struct cgroup_freezer_state {
+  bool freeze = false;             // cgroup.freeze: this cgroup's own setting (cgroup_mutex)
+  int e_freeze = 0;                // own and ancestors' settings that are 1 (cgroup_mutex)
+  int nr_frozen_descendants = 0;   // live descendants in the frozen state (css_set_lock)
+  int nr_frozen_tasks = 0;         // tasks of this cgroup in the frozen state (css_set_lock)
+};
+
 struct cgroup {
   // The cgroup's own css (css->ss == nullptr), first as in the kernel, so &cgrp->self is the
   // cgroup's address: BPF programs pass it to kfuncs taking any css (bpf_get_mem_cgroup).
@@ -199,6 +210,11 @@ struct cgroup {
   // for a domain cgroup, the threaded domain (the thread root) for a threaded one.
   struct cgroup *dom_cgrp = nullptr;
   int nr_threaded_children = 0;  // live threaded children
+
+  // The v2 freezer (kernel/cgroup_freezer.cc). flags holds CGRP_FREEZE and CGRP_FROZEN (atomic
+  // bitops, changed under css_set_lock, read without it on the fork path).
+  unsigned long flags = 0;
+  struct cgroup_freezer_state freezer;
 };
 
 inline cgroup *cgroup_children::iterator::operator*() const {
@@ -351,6 +367,13 @@ bool cgroup_has_tasks(cgroup *cgrp);
 bool cgroup_is_populated(cgroup *cgrp);
 // SIGKILL to every task of cgrp's subtree but kernel threads. Context: cgroup_mutex held.
 void cgroup_kill(cgroup *cgrp);
+/**
+ * cgroup_freeze - the cgroup.freeze write: freeze (1) or thaw (0) @cgrp and its subtree
+ * The tasks of each cgroup whose effective setting changes take (leave) the freezer's trap at
+ * their next return to user mode; cgroup.events' "frozen" follows once they have. Writing the
+ * current value does nothing. Context: cgroup_mutex held (kernel/cgroup_freezer.cc).
+ */
+void cgroup_freeze(cgroup *cgrp, bool freeze);
 // The pids of cgroup.procs (procs: thread-group leaders' tgids) or of tasks (every pid).
 std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted);
 

@@ -7,7 +7,7 @@
 //   cgroup_seqfile_show, cgroup_file_write, cgroup_file_name/mode, cgroup_add_file,
 //   cgroup_rm_file, cgroup_addrm_files, css_populate_dir, css_clear_dir, cgroup_kn_lock_live,
 //   cgroup_base_files (cgroup.type, .procs, .threads, .controllers, .subtree_control, .events,
-//   .max.descendants, .max.depth, .stat, .kill), cgroup_subtree_control_write,
+//   .max.descendants, .max.depth, .stat, .freeze, .kill), cgroup_subtree_control_write,
 //   cgroup_vet_subtree_control_enable, cgroup_apply_control_enable/disable,
 //   cgroup_update_dfl_csses, cgroup_control, cgroup_enable_threaded, cgroup_type_show/write,
 //   cgroup_procs_start (-EOPNOTSUPP in a threaded cgroup), cgroup_threads_write;
@@ -26,8 +26,8 @@
 //   the threaded domain's memcg, and a non-root thread root cannot enable it either
 //   (-EOPNOTSUPP). The rules and errnos of cgroup_enable_threaded,
 //   cgroup_vet_subtree_control_enable and cgroup_migrate_vet_dst are the kernel's.
-// Emulation: cgroup.freeze is absent (cgroup.events reports frozen 0). There is no namespace
-//   delegation (CFTYPE_NS_DELEGATABLE has no effect) and the user is root.
+// cgroup.freeze and cgroup.events' frozen line are the freezer's (kernel/cgroup_freezer.cc).
+// Emulation: there is no namespace delegation (CFTYPE_NS_DELEGATABLE has no effect) and the user is root.
 // Emulation: cgroup.stat's counters are kept up to date under cgroup_mutex and read without it
 //   (the kernel also reads them racily).
 #include <algorithm>
@@ -419,8 +419,25 @@ ssize_t cgroup_subtree_control_write(kernfs_open_file *of, char *buf, size_t nby
 int cgroup_events_show(seq_file *sf, void *) {
   cgroup *cgrp = seq_css(sf)->cgroup;
   seq_printf(sf, "populated %d\n", cgroup_is_populated(cgrp) ? 1 : 0);
-  seq_printf(sf, "frozen %d\n", 0);
+  seq_printf(sf, "frozen %d\n", test_bit(CGRP_FROZEN, &cgrp->flags) ? 1 : 0);
   return 0;
+}
+
+int cgroup_freeze_show(seq_file *sf, void *) {
+  seq_printf(sf, "%d\n", READ_ONCE(seq_css(sf)->cgroup->freezer.freeze) ? 1 : 0);
+  return 0;
+}
+
+ssize_t cgroup_freeze_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t) {
+  int freeze;
+  int ret = kstrtoint(strstrip(buf), 0, &freeze);
+  if (ret) return ret;
+  if (freeze < 0 || freeze > 1) return -ERANGE;
+  cgroup *cgrp = cgroup_kn_lock_live(of->kn);
+  if (!cgrp) return -ENOENT;
+  cgroup_freeze(cgrp, freeze);
+  cgroup_kn_unlock(of->kn);
+  return static_cast<ssize_t>(nbytes);
 }
 
 int print_limit(seq_file *sf, int v) {
@@ -541,7 +558,7 @@ cftype make_cft(const char *name, unsigned int flags) {
 }
 
 struct base_tables {
-  cftype dfl[11];
+  cftype dfl[12];
   cftype v1[7];
   base_tables() {
     int i = 0;
@@ -581,6 +598,10 @@ struct base_tables {
     c = &dfl[i++];
     *c = make_cft("cgroup.stat", 0);
     c->seq_show = cgroup_stat_show;
+    c = &dfl[i++];
+    *c = make_cft("cgroup.freeze", CFTYPE_NOT_ON_ROOT);
+    c->seq_show = cgroup_freeze_show;
+    c->write = cgroup_freeze_write;
     c = &dfl[i++];
     *c = make_cft("cgroup.kill", CFTYPE_NOT_ON_ROOT);
     c->write = cgroup_kill_write;

@@ -27,6 +27,22 @@ void cgroup_adjust_subsys_counts(cgroup *cgrp, int delta);
 void cgroup_migrate_subtree_to_e_css(cgroup *cgrp);
 void cgroup_free_cset(cgroup *cgrp);
 
+// --- the v2 freezer (kernel/cgroup_freezer.cc) --------------------------------------------------
+// Registers the freezer's trap as the machine's signal hook. At root setup.
+void cgroup_freezer_boot();
+// Revisits cgrp's frozen state (CGRP_FROZEN), notifying cgroup.events and the ancestors on a
+// change. Context: css_set_lock held.
+void cgroup_update_frozen(cgroup *cgrp);
+// A new cgroup takes its parent's e_freeze and, if to be frozen, starts frozen. Context:
+// cgroup_mutex held, before cgrp is counted among its ancestors' descendants.
+void cgroup_freezer_inherit(cgroup *cgrp);
+// A task forked into cgrp takes the freezer's trap before it runs user code if cgrp is to be
+// frozen. After it joined cgrp.
+void cgroup_freezer_fork(task_struct *child, cgroup *cgrp);
+// A task moved from src to dst is frozen or thawed as dst is; both cgroups' states are
+// revisited. Context: css_set_lock held, after the move.
+void cgroup_freezer_migrate_task(task_struct *task, cgroup *src, cgroup *dst);
+
 // --- threaded mode (v2) ------------------------------------------------------------------------
 // The controllers that may be enabled inside a threaded subtree (cgrp_dfl_threaded_ss_mask):
 // none, as memory is a domain controller.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // kernel/cgroup_tasks.cc: tasks in cgroups: membership (each task's css_set), fork and exit,
 // migration through cgroup.procs with the controller's can_attach/attach, populated counting
-// with cgroup.events notification, and cgroup.kill.
+// with cgroup.events notification, and cgroup.kill; the freezer's hooks on fork, exit and
+// migration (kernel/cgroup_freezer.cc).
 //
 // Mirrors: kernel/cgroup/cgroup.c (Linux 6.19): css_set_move_task, cgroup_update_populated,
 //   cgroup_post_fork, cgroup_exit, cgroup_migrate_vet_dst, cgroup_attach_task /
@@ -119,8 +120,12 @@ int migrate_tasks(cgroup *dst, std::vector<task_struct *> &tasks) REQUIRES(cgrou
   unsigned long flags;
   spin_lock_irqsave(&css_set_lock, flags);
   css_set *to = cgroup_cset(dst);
-  for (task_struct *t : tasks)
-    if (t->cgroups != to) css_set_move_task(t, t->cgroups, to);
+  for (task_struct *t : tasks) {
+    if (t->cgroups == to) continue;
+    cgroup *src = t->cgroups->dfl_cgrp;
+    css_set_move_task(t, t->cgroups, to);
+    if (cgroup_on_dfl(dst)) cgroup_freezer_migrate_task(t, src, dst);
+  }
   spin_unlock_irqrestore(&css_set_lock, flags);
   if (!tset.tasks.empty() && ss->attach) ss->attach(&tset);
   return 0;
@@ -169,6 +174,7 @@ void cgroup_post_fork(task_struct *child, task_struct *parent) {
   css_set *cset = parent && parent->cgroups ? parent->cgroups : cgroup_cset(&root->cgrp);
   css_set_move_task(child, nullptr, cset);
   spin_unlock_irqrestore(&css_set_lock, flags);
+  cgroup_freezer_fork(child, cset->dfl_cgrp);
   up_read(&cgroup_threadgroup_rwsem);
   if (root->ss->fork) root->ss->fork(child);
 }
@@ -176,7 +182,13 @@ void cgroup_post_fork(task_struct *child, task_struct *parent) {
 void cgroup_exit(task_struct *task) {
   unsigned long flags;
   spin_lock_irqsave(&css_set_lock, flags);
-  if (task->cgroups) css_set_move_task(task, task->cgroups, nullptr);
+  if (css_set *from = task->cgroups) {
+    css_set_move_task(task, from, nullptr);
+    // A task leaves the frozen state before it exits; its going may complete a freeze.
+    WARN_ON_ONCE(task->frozen);
+    if (!(task->flags & PF_KTHREAD) && test_bit(CGRP_FREEZE, &from->dfl_cgrp->flags))
+      cgroup_update_frozen(from->dfl_cgrp);
+  }
   spin_unlock_irqrestore(&css_set_lock, flags);
 }
 

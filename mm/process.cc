@@ -89,6 +89,13 @@ void do_exit(Process *p, int code) {
 void process_main(Process *p) {
   // The parent sets up the task (mm, cgroup, placement) before the child runs anything.
   wait_for_completion(&p->started);
+  // ret_from_fork's return to user mode: a process forked into a freezing cgroup takes the
+  // freezer's trap before its first user instruction. Emulation: that return is modelled
+  // (as an empty kernel entry) only when a signal is pending, so other starts keep their
+  // schedule.
+  if (signal_pending(current)) {
+    KernelEntry k;
+  }
   int code = fatal_signal_pending(current) || p->placement_refused ? 0 : p->body();
   do_exit(p, code);
 }
@@ -317,17 +324,23 @@ bool user_write(unsigned long addr) {
   return alive();
 }
 
+// A sleep cut short by a signal that is not fatal (the freezer's trap: the task froze on its
+// way back to user mode and was thawed) is restarted, as the kernel restarts nanosleep through
+// its restart block: to the same deadline, so time spent frozen counts.
 bool sys_nanosleep(std::uint64_t ns) {
-  {
+  unsigned long deadline = jiffies + (ns + NSEC_PER_JIFFY - 1) / NSEC_PER_JIFFY;
+  do {
     KernelEntry k;
-    long timeout = static_cast<long>((ns + NSEC_PER_JIFFY - 1) / NSEC_PER_JIFFY);
-    while (timeout && !signal_pending(current)) timeout = schedule_timeout_interruptible(timeout);
-  }
+    while (time_before(jiffies, deadline) && !signal_pending(current))
+      schedule_timeout_interruptible(static_cast<long>(deadline - jiffies));
+  } while (alive() && time_before(jiffies, deadline));
   return alive();
 }
 
+// pause() returns only when a signal handler ran; emulated processes have none, so only a
+// fatal signal ends it (a freeze and thaw restart it, as -ERESTARTNOHAND does).
 bool sys_pause() {
-  {
+  do {
     KernelEntry k;
     set_wait_reason("pause");
     while (!signal_pending(current)) {
@@ -335,7 +348,7 @@ bool sys_pause() {
       if (!signal_pending(current)) schedule();
       __set_current_state(TASK_RUNNING);
     }
-  }
+  } while (alive());
   return alive();
 }
 

@@ -83,9 +83,11 @@ bool sys_munmap(unsigned long addr, unsigned long nr_pages);
 bool sys_madvise_dontneed(unsigned long addr, unsigned long nr_pages);
 // A write to page @addr: a page fault (one kernel entry) when it is not mapped.
 bool user_write(unsigned long addr);
-// nanosleep(): interruptible sleep of @ns (machine time).
+// nanosleep(): interruptible sleep of @ns (machine time); a freeze and thaw in between restart
+// it to the same deadline.
 bool sys_nanosleep(std::uint64_t ns);
-// pause(): sleeps until a signal arrives; returns false (only SIGKILL exists here).
+// pause(): sleeps until a fatal signal arrives (no handler exists here, so nothing else ends
+// it); returns false.
 bool sys_pause();
 
 // --- the shell's workloads (tools/sh) ----------------------------------------------------------

@@ -29,6 +29,7 @@ Machine::Impl *g_machine = nullptr;
 namespace {
 Machine *g_machine_pub = nullptr;
 std::vector<resume_hook_t> g_resume_hooks;  // written at boot only
+signal_hook_t g_signal_hook = nullptr;       // written at boot only
 }  // namespace
 
 void no_cpu_context(const char *what) {
@@ -60,6 +61,7 @@ Machine::Machine(const MachineConfig &cfg) : cfg_(cfg), impl_(std::make_unique<I
   g_machine_pub = this;
   nr_cpu_ids = cfg.nr_cpus;
   g_resume_hooks.clear();
+  g_signal_hook = nullptr;
   cpuhp_reset();
   new_boot_generation();
   if (!m->sim()) m->timer_start_native();
@@ -88,6 +90,7 @@ Machine::~Machine() {
   g_machine_pub = nullptr;
   nr_cpu_ids = 0;
   g_resume_hooks.clear();
+  g_signal_hook = nullptr;
 }
 
 Machine *Machine::get() { return g_machine_pub; }
@@ -344,6 +347,8 @@ void register_resume_user_mode_hook(resume_hook_t fn) {
     g_resume_hooks.push_back(fn);
 }
 
+void register_get_signal_hook(signal_hook_t fn) { g_signal_hook = fn; }
+
 KernelEntry::KernelEntry() {
   TaskImpl *t = task_impl(current);
   BUG_ON(!t);
@@ -444,6 +449,12 @@ unsigned int num_online_cpus() {
 
 void resume_user_mode_work() {
   if (!current) return;
+  // arch_do_signal_or_restart(): a fatal signal stays pending (the process exits on its own
+  // loop's check); anything else is delivered here and, having no handler, ends.
+  if (test_bit(TIF_SIGPENDING, &current->thread_flags)) {
+    if (emu::g_signal_hook) emu::g_signal_hook();
+    if (!fatal_signal_pending(current)) clear_bit(TIF_SIGPENDING, &current->thread_flags);
+  }
   if (test_and_clear_bit(TIF_NOTIFY_RESUME, &current->thread_flags)) {
     for (emu::resume_hook_t fn : emu::g_resume_hooks) fn();
   }

@@ -160,6 +160,16 @@ void consume_time(std::uint64_t ns);
 using resume_hook_t = void (*)();
 void register_resume_user_mode_hook(resume_hook_t fn);
 
+// Signal delivery on return to user mode (the kernel's arch_do_signal_or_restart -> get_signal),
+// run when TIF_SIGPENDING is set, before the TIF_NOTIFY_RESUME work, as in the kernel's
+// exit_to_user_mode_loop. Emulation: shim/ cannot name kernel/, so the cgroup core registers
+// its part (the freezer's trap) at boot. Without a hook, or after it, a pending non-fatal
+// signal is discarded (emulated processes install no handlers: the default action of the
+// signals the machine sends is to ignore them, or, for SIGKILL, to exit, which the process's
+// own loop does when it sees fatal_signal_pending()).
+using signal_hook_t = void (*)();
+void register_get_signal_hook(signal_hook_t fn);
+
 // schedule() for a task that must not sleep through the end of the run: in simulated mode, when
 // nothing else can run and no timer is pending while the caller sleeps (the machine is idle:
 // nothing could ever wake it), the caller is woken, and true returned, instead of the run

@@ -53,6 +53,10 @@ inline constexpr int TIF_SIGPENDING = 2;
 inline constexpr int TIF_NOTIFY_RESUME = 1;
 inline constexpr int TIF_NEED_RESCHED = 3;
 
+// task_struct::jobctl bits (kernel value): the cgroup freezer's trap, taken on the way back to
+// user mode (kernel/cgroup_freezer.cc).
+inline constexpr int JOBCTL_TRAP_FREEZE_BIT = 23;
+
 inline constexpr int TASK_COMM_LEN = 16;
 inline constexpr long MAX_SCHEDULE_TIMEOUT = __LONG_MAX__;
 
@@ -65,6 +69,10 @@ struct task_struct {
   std::atomic<unsigned int> __state{TASK_RUNNING};
   unsigned long thread_flags = 0;          // TIF_* bits, atomic bitops
   std::atomic<bool> fatal_signal{false};   // SIGKILL pending
+  // JOBCTL_* bits, atomic bitops; set and cleared under the freezer's siglock
+  // (kernel/cgroup_freezer.cc).
+  unsigned long jobctl = 0;
+  bool frozen = false;  // counted in its cgroup's nr_frozen_tasks (under css_set_lock)
   std::atomic<bool> exiting{false};
 
   // memcg (include/linux/sched.h, CONFIG_MEMCG)
@@ -129,8 +137,10 @@ inline bool fatal_signal_pending(const task_struct *p) {
 bool signal_pending(task_struct *p);
 // Sends SIGKILL: marks it pending and wakes the task from TASK_INTERRUPTIBLE or killable sleeps.
 void send_sig_kill(task_struct *p);
-// Sends a non-fatal signal (TIF_SIGPENDING only): interrupts TASK_INTERRUPTIBLE sleeps.
+// Sends a non-fatal signal (TIF_SIGPENDING only): interrupts TASK_INTERRUPTIBLE sleeps. The
+// kernel's signal_wake_up(p, false) is the same.
 void send_sig_other(task_struct *p);
+inline void signal_wake_up(task_struct *p) { send_sig_other(p); }
 void clear_sig_other(task_struct *p);
 
 // TIF_NOTIFY_RESUME: work to do on the way back to user mode.

@@ -159,14 +159,16 @@ TEST_CASE("cgroupfs: v2 files of the root and of a child; controller files follo
                           "cgroup.subtree_control", "cgroup.max.descendants",
                           "cgroup.max.depth", "cgroup.stat", "test.stat", "test.reclaim"})
       CHECK(has(root, f));
-    for (const char *f : {"cgroup.type", "cgroup.events", "cgroup.kill", "test.max", "test.events"})
+    for (const char *f : {"cgroup.type", "cgroup.events", "cgroup.freeze", "cgroup.kill",
+                          "test.max", "test.events"})
       CHECK_FALSE(has(root, f));
     CHECK(rd("/sys/fs/cgroup/cgroup.controllers") == "test\n");
     CHECK(rd("/sys/fs/cgroup/cgroup.subtree_control") == "\n");
 
     REQUIRE(cgroupfs_mkdir("/sys/fs/cgroup/a") == 0);
     auto a = ls("/sys/fs/cgroup/a");
-    CHECK(a == std::vector<std::string>{"cgroup.controllers", "cgroup.events", "cgroup.kill",
+    CHECK(a == std::vector<std::string>{"cgroup.controllers", "cgroup.events",
+                                        "cgroup.freeze", "cgroup.kill",
                                         "cgroup.max.depth", "cgroup.max.descendants",
                                         "cgroup.procs", "cgroup.stat", "cgroup.subtree_control",
                                         "cgroup.threads", "cgroup.type"});

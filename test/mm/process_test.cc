@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Tests of emulated processes: anon faults, mlock, munmap/MADV_DONTNEED, exit and fatal
-// signals (mm/process.h, mm/memory.h), on v1 and v2 and both stock designs.
+// signals (mm/process.h, mm/memory.h), on v1 and v2 and both stock designs; the freezer on
+// processes (a sleep restarted after a thaw, a placement into a frozen cgroup).
 #include "test/mm/mm_test_util.h"
 
 using namespace umemcg;
@@ -167,5 +168,63 @@ TEST_CASE("a fatal signal ends a faulting process at its next return to user mod
   CHECK(status == 137);
   CHECK(faulted < 1000000);
   CHECK(lru_total(a) == 0);
+  env.finish();
+}
+
+// The freezer on processes (kernel/cgroup_freezer.cc with mm/process.cc): a sleep the freezer
+// interrupts is restarted after the thaw to its first deadline, as the kernel restarts
+// nanosleep; a process placed into a frozen cgroup before it runs runs nothing until thawed.
+TEST_CASE("freezer: a frozen sleep ends at its deadline after the thaw; a process placed in a "
+          "frozen cgroup runs nothing until thawed", "[mm][process][freeze]") {
+  WarnCheck wc;
+  MemcgEnv env(v2_params());
+  mem_cgroup *a = env.mkdir(nullptr, "a");
+  cgroup *cg = a->css.cgroup;
+  auto freeze = [cg](bool on) {
+    mutex_guard g(&cgroup_mutex);
+    cgroup_freeze(cg, on);
+  };
+  auto frozen = [cg] { return test_bit(CGRP_FROZEN, &cg->flags); };
+  auto now = [] { return emu::Machine::get()->now_ns(); };
+  env.run([&] {
+    emu::ProcessOptions o;
+    o.place = [cg](int pid) {
+      mutex_guard g(&cgroup_mutex);
+      return cgroup_attach_pid(cg, pid, true);
+    };
+    std::uint64_t t0 = now(), woke = 0;
+    emu::Process *sleeper = emu::process_start(o, [&] {
+      emu::sys_nanosleep(1000000000);
+      woke = now();
+      return 0;
+    });
+    msleep(500);
+    freeze(true);
+    msleep(10);
+    CHECK(frozen());
+    msleep(2490);
+    CHECK(woke == 0);
+    freeze(false);
+    CHECK_FALSE(frozen());
+    CHECK(emu::process_wait(sleeper) == 0);
+    // Its deadline (1 s) had passed while frozen: it returns at the thaw (3 s), not 1 s later
+    // and not 0.5 s later (the rest of its sleep).
+    CHECK(woke - t0 >= 3000000000ull);
+    CHECK(woke - t0 < 3050000000ull);
+
+    freeze(true);
+    CHECK(frozen());  // no tasks: frozen at once
+    bool ran = false;
+    emu::Process *late = emu::process_start(o, [&] {
+      ran = true;
+      return 0;
+    });
+    msleep(100);
+    CHECK_FALSE(ran);
+    CHECK(frozen());
+    freeze(false);
+    CHECK(emu::process_wait(late) == 0);
+    CHECK(ran);
+  });
   env.finish();
 }

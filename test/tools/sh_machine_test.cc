@@ -3,7 +3,7 @@
 // (the built binary, a script on standard input): the machine as booted (memory listed, not
 // enabled), a limit hit and the OOM kill it ends in (status 137, memory.events), a peak reset
 // through a descriptor, the no-internal-process rule refusing a placement, a watch on
-// memory.events, bpf load and attach, --swap (the device in /proc/swaps, anon memory swapped
+// memory.events, cgroup.freeze, bpf load and attach, --swap (the device in /proc/swaps, anon memory swapped
 // instead of OOM-killed, swap.max 0 refusing it), and determinism (same script and seed, same
 // bytes).
 #include <catch2/catch.hpp>
@@ -243,6 +243,65 @@ TEST_CASE("umemcg sh: a watch on memory.events sees the OOM", "[sh][machine]") {
   // The first notification at once; the rest of the OOM's events within 10 ms come as one
   // more (cgroup_file_notify's rate limit); then nothing.
   CHECK(r.out == "1\n1 IN_MODIFY\ntimeout 0\n");
+}
+
+TEST_CASE("umemcg sh: cgroup.freeze stops a faulting process, cgroup.events says frozen, a thaw "
+          "lets it finish", "[sh][machine][freeze]") {
+  Run r = sh(
+      "echo +memory > cgroup.subtree_control\n"
+      "mkdir -p p/c\n"
+      "echo +memory > p/cgroup.subtree_control\n"
+      "watch p/cgroup.events\n"
+      "spawn p/c anon 40M; P=$!\n"
+      "sleep 0.004\n"
+      "echo 1 > p/cgroup.freeze\n"
+      "sleep 0.01\n"
+      "event 0\n"
+      "cat p/cgroup.freeze p/c/cgroup.freeze p/cgroup.events p/c/cgroup.events\n"
+      "A=$(cat p/c/memory.current)\n"
+      "sleep 1\n"
+      "B=$(cat p/c/memory.current)\n"
+      "[ $A -eq $B ] && [ $A -lt 41943040 ] && [ $A -gt 0 ] && echo still\n"
+      // A new child of a freezing cgroup starts frozen; the parent stays frozen.
+      "mkdir p/d\n"
+      "cat p/d/cgroup.events p/cgroup.events\n"
+      // The child's own setting outlives the parent's thaw.
+      "echo 1 > p/c/cgroup.freeze\n"
+      "echo 0 > p/cgroup.freeze\n"
+      "sleep 0.01\n"
+      "cat p/cgroup.events p/c/cgroup.events p/d/cgroup.events\n"
+      "[ $(cat p/c/memory.current) -eq $B ] && echo still\n"
+      // Moved to a cgroup that is not freezing, the process thaws and finishes.
+      "echo $P > p/d/cgroup.procs\n"
+      "wait $P\n"
+      "echo done $?\n"
+      "cat p/c/cgroup.events\n"
+      // Errors: only 0 and 1; the root has no cgroup.freeze.
+      "echo 2 > p/cgroup.freeze\n"
+      "cat cgroup.freeze\n"
+      // A frozen process is killed as any other.
+      "spawn p/c sleep 100; Q=$!\n"
+      "sleep 0.01\n"
+      "cat p/c/cgroup.events\n"
+      "kill -9 $Q\n"
+      "wait $Q\n"
+      "echo killed $?\n",
+      "--seed 3");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        "1\n1 IN_MODIFY\n"
+        "1\n0\npopulated 1\nfrozen 1\npopulated 1\nfrozen 1\n"
+        "still\n"
+        "populated 0\nfrozen 1\npopulated 1\nfrozen 1\n"
+        "populated 1\nfrozen 0\npopulated 1\nfrozen 1\npopulated 0\nfrozen 0\n"
+        "still\n"
+        "done 0\n"
+        "populated 0\nfrozen 1\n"
+        "populated 1\nfrozen 1\n"
+        "killed 137\n");
+  CHECK(r.err.find("write error: Numerical result out of range") != std::string::npos);
+  CHECK(r.err.find("cgroup.freeze: No such file or directory") != std::string::npos);
 }
 
 TEST_CASE("umemcg sh: bpf load, attach a policy to a cgroup, run, unload", "[sh][machine]") {
