@@ -2,6 +2,8 @@
 // Tests of emulated processes: anon faults, mlock, munmap/MADV_DONTNEED, exit and fatal
 // signals (mm/process.h, mm/memory.h), on v1 and v2 and both stock designs; the freezer on
 // processes (a sleep restarted after a thaw, a placement into a frozen cgroup).
+#include <atomic>
+
 #include "test/mm/mm_test_util.h"
 
 using namespace umemcg;
@@ -225,6 +227,60 @@ TEST_CASE("freezer: a frozen sleep ends at its deadline after the thaw; a proces
     freeze(false);
     CHECK(emu::process_wait(late) == 0);
     CHECK(ran);
+  });
+  env.finish();
+}
+
+// Native mode, real threads: processes fault and unmap in a loop while the cgroup is frozen
+// and thawed over and over; each freeze completes (every process trapped), nothing faults
+// while frozen, every thaw lets them go on, and a kill ends them frozen or not.
+TEST_CASE("freezer (native): faulting processes frozen and thawed repeatedly",
+          "[mm][process][freeze][native]") {
+  WarnCheck wc;
+  MemcgEnv env(v2_params(), emu::Mode::native, 4);
+  mem_cgroup *a = env.mkdir(nullptr, "a");
+  cgroup *cg = a->css.cgroup;
+  auto freeze = [cg](bool on) {
+    mutex_guard g(&cgroup_mutex);
+    cgroup_freeze(cg, on);
+  };
+  env.run([&] {
+    constexpr int kProcs = 3;
+    std::atomic<unsigned long> faults{0};
+    emu::ProcessOptions o;
+    o.place = [cg](int pid) {
+      mutex_guard g(&cgroup_mutex);
+      return cgroup_attach_pid(cg, pid, true);
+    };
+    emu::Process *procs[kProcs];
+    for (auto &p : procs) {
+      p = emu::process_start(o, [&] {
+        unsigned long addr;
+        if (!emu::sys_mmap_anon(64, 0, &addr)) return 0;
+        for (;;) {
+          for (unsigned long i = 0; i < 64; i++) {
+            if (!emu::user_write(addr + i * PAGE_SIZE)) return 0;
+            faults++;
+          }
+          if (!emu::sys_madvise_dontneed(addr, 64)) return 0;
+        }
+      });
+    }
+    for (int round = 0; round < 20; round++) {
+      unsigned long before = faults.load();
+      while (faults.load() < before + 50) msleep(1);  // they run
+      freeze(true);
+      while (!test_bit(CGRP_FROZEN, &cg->flags)) msleep(1);
+      unsigned long frozen_at = faults.load();
+      msleep(5);
+      CHECK(faults.load() == frozen_at);
+      if (round == 19) break;  // killed while frozen
+      freeze(false);
+      CHECK_FALSE(test_bit(CGRP_FROZEN, &cg->flags));
+    }
+    for (auto *p : procs) emu::process_kill(p);
+    for (auto *p : procs) CHECK(emu::process_wait(p) == 137);
+    freeze(false);
   });
   env.finish();
 }
