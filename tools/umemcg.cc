@@ -63,7 +63,7 @@ int cmd_sh(std::span<char *const> args) {
   sh::ShOptions opts;
   std::string error;
   if (!sh::parse_sh_options(words, &opts, &error)) {
-    std::fprintf(stderr, "umemcg sh: %s\n%s", error.c_str(), sh::sh_usage());
+    std::fprintf(stderr, "%s\n%s", error.c_str(), sh::sh_usage());  // error names the command
     return kExitUsage;
   }
   if (opts.help) {
