@@ -2,12 +2,13 @@
 // mm/filemap.cc: the page cache of in-memory files (see filemap.h).
 //
 // Mirrors: mm/filemap.c, mm/truncate.c, mm/vmscan.c (__remove_mapping) (Linux 6.19)
-// Emulation: see filemap.h. Each page read from "disk" costs kReadIoNs and each cached page
-// read kReadHitNs of machine time (docs/memory-model.md).
+// Emulation: see filemap.h. Each page read from "disk" costs read_miss and each cached page
+// read read_hit of machine time (mm/cost_model.h, docs/memory-model.md).
 #include "mm/filemap.h"
 
 #include <vector>
 
+#include "mm/cost_model.h"
 #include "mm/page_alloc.h"
 #include "mm/swap.h"
 #include "shim/errno.h"
@@ -18,9 +19,6 @@
 namespace umemcg {
 
 namespace {
-
-constexpr std::uint64_t kReadIoNs = 2000;   // allocate + charge + insert a missing page
-constexpr std::uint64_t kReadHitNs = 250;   // copy one cached 4 KiB page to user space
 
 // __filemap_add_folio(): charge, insert (a shadow there is a refault), then the LRU. Returns
 // -EEXIST when another reader inserted the page first (the caller drops its folio).
@@ -74,9 +72,9 @@ int filemap_read(inode *ino, unsigned long index, unsigned long nr) {
         folio_put(f);
         return ret;
       }
-      emu::consume_time(kReadIoNs);
+      emu::consume_time(emu::cost_model().read_miss);
     } else {
-      emu::consume_time(kReadHitNs);
+      emu::consume_time(emu::cost_model().read_hit);
     }
     folio_mark_accessed(f);
     folio_put(f);

@@ -238,6 +238,7 @@ int mem_cgroup_boot(const memcg_boot_params &params) {
   memcg_internal::g_v1 = params.v1;
   memcg_internal::g_pcstock = params.stock == memcg_stock_design::page_counter_stock;
   memcg_internal::g_high_debt_limit = params.high_debt_limit;
+  emu::set_cost_model(params.costs);
   g_ops.store(params.ops ? params.ops : &default_ops, std::memory_order_release);
   g_ids = new mem_cgroup *[MEM_CGROUP_ID_MAX + 1]();
   int cpu;

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "kernel/cgroup.h"
+#include "mm/cost_model.h"
 #include "mm/memcontrol_stat.h"
 #include "mm/mmzone.h"
 #include "mm/page_counter.h"
@@ -182,6 +183,9 @@ struct memcg_boot_params {
   // pages from it; running out reclaims globally and then runs the global OOM killer.
   // 0: DEFAULT_TOTALRAM_PAGES (4 GiB).
   unsigned long totalram_pages = 0;
+  // The machine time the memory model charges in simulated mode (mm/cost_model.h); the
+  // built-in table unless the machine boots with another (`umemcg sh --costs FILE`).
+  emu::CostModel costs;
 };
 
 // --- globals ---------------------------------------------------------------------------------

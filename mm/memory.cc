@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "mm/cost_model.h"
 #include "mm/memcontrol_folio.h"
 #include "mm/page_alloc.h"
 #include "mm/swap.h"
@@ -20,12 +21,6 @@
 namespace umemcg {
 
 namespace {
-
-constexpr std::uint64_t kFaultNs = 1200;  // trap, allocate and zero a page, charge, map, LRU add
-constexpr std::uint64_t kZapNs = 350;     // clear the entry, free the page, uncharge (batched)
-// Reading a page back from the swap device on a major fault: a 4 KiB random read from an NVMe
-// SSD, an estimate (docs/memory-model.md).
-constexpr std::uint64_t kSwapInNs = 25000;
 
 // What a zap collected: the folios' page table references and the swap entries.
 struct zap_details {
@@ -62,7 +57,7 @@ void zap_range(mm_struct *mm, vm_area_struct *vma, unsigned long start, unsigned
 // slots are freed (free_swap_and_cache), which uncharges their swap.
 void free_zapped(zap_details *z) {
   std::vector<folio *> *folios = &z->folios;
-  emu::consume_time((folios->size() + z->entries.size()) * kZapNs);
+  emu::consume_time((folios->size() + z->entries.size()) * emu::cost_model().zap);
   for (size_t i = 0; i < folios->size(); i += PAGEVEC_SIZE) {
     unsigned int n = static_cast<unsigned int>(std::min<size_t>(PAGEVEC_SIZE, folios->size() - i));
     folios_put(folios->data() + i, n);
@@ -86,7 +81,7 @@ void mm_populate(mm_struct *mm, unsigned long start, unsigned long nr_pages) {
 // charged to the memcg recorded for the slot (or the mm's), maps it and frees the slot (a write
 // fault on an exclusive folio: the swap cache is not kept, see mm/swapfile.h).
 vm_fault_t do_swap_page(mm_struct *mm, unsigned long addr, swp_entry_t entry) {
-  emu::consume_time(kFaultNs + kSwapInNs);
+  emu::consume_time(emu::cost_model().anon_fault + emu::cost_model().swap_in);
   // Not in the swap cache: a major fault (count_memcg_event_mm(PGMAJFAULT)).
   rcu_read_lock();
   mem_cgroup *mm_memcg = rcu_dereference(mm->memcg);
@@ -227,7 +222,7 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
   spin_unlock(&mm->page_table_lock);
 
   // do_anonymous_page(): allocate, charge, then map under the lock.
-  emu::consume_time(kFaultNs);
+  emu::consume_time(emu::cost_model().anon_fault);
   folio *f = folio_alloc(GFP_KERNEL);
   if (!f) return VM_FAULT_OOM;
   folio_set_swapbacked(f);

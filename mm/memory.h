@@ -16,8 +16,8 @@
 //   mm/mmap.c (do_mmap, do_munmap, exit_mmap), mm/madvise.c (MADV_DONTNEED), mm/gup.c
 //   (__mm_populate), mm/oom_kill.c (pagefault_out_of_memory, __oom_reap_task_mm) (Linux 6.19)
 // Emulation: addresses are page numbers (see mm/mm_types.h); only private anonymous mappings.
-// Emulation: each fault costs kFaultNs, each swap-in kSwapInNs more, and each zapped page or
-//   swap entry kZapNs of machine time (docs/memory-model.md).
+// Emulation: each fault costs anon_fault, each swap-in swap_in more, and each zapped page or
+//   swap entry zap of machine time (mm/cost_model.h, docs/memory-model.md).
 #pragma once
 
 #include "mm/mm_types.h"

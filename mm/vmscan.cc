@@ -32,8 +32,10 @@
 //   PGSCAN_*/PGSTEAL_* are counted.
 // Emulation: inactive_is_low reads the exact list sizes of the subtree (the kernel reads the
 //   rstat aggregates, as fresh as their last flush); the refault snapshot reads the statistics.
-// Emulation: each scanned page costs kReclaimScanNs, each memcg visited kReclaimVisitNs and each
-//   page written to swap kSwapOutNs of machine time (docs/memory-model.md).
+// Emulation: each scanned page costs reclaim_scan, each memcg visited reclaim_visit and each
+//   page written to swap swap_out of machine time (mm/cost_model.h, docs/memory-model.md); the
+//   walk's visit cost keeps a reclaimer that finds nothing from stopping the virtual clock, so
+//   that others (an exiting OOM victim) progress.
 // Emulation: swap writeback completes synchronously, so a swapped-out folio is freed in the pass
 //   that wrote it (the kernel's stays in the swap cache under writeback and a later pass frees
 //   it); see mm/swapfile.h.
@@ -42,6 +44,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "mm/cost_model.h"
 #include "mm/filemap.h"
 #include "mm/memcontrol_folio.h"
 #include "mm/memcontrol_iter.h"
@@ -58,15 +61,6 @@
 namespace umemcg {
 
 namespace {
-
-// Machine time per page scanned by reclaim (isolation, reference check, putback or free).
-constexpr std::uint64_t kReclaimScanNs = 60;
-// Machine time per memcg visited by the reclaim walk (protection, scan counts), scanned or not:
-// a reclaimer that finds nothing still takes time, so others (an exiting OOM victim) progress.
-constexpr std::uint64_t kReclaimVisitNs = 200;
-// Machine time per page written to the swap device (pageout of an anon folio): a 4 KiB write to
-// an NVMe SSD, an estimate (docs/memory-model.md).
-constexpr std::uint64_t kSwapOutNs = 10000;
 
 struct scan_control {
   unsigned long nr_to_reclaim = 0;
@@ -243,7 +237,7 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc, unsigned long
       }
       // pageout(): swap_writepage, complete at once (see the banner).
       count_memcg_events(folio_memcg(f), PSWPOUT, nr);
-      emu::consume_time(nr * kSwapOutNs);
+      emu::consume_time(nr * emu::cost_model().swap_out);
       *nr_pageout += nr;
       // __remove_mapping() of the swap cache: unmapped and isolated, nobody else can hold a
       // reference, so the freeze of the isolation's one cannot fail.
@@ -295,7 +289,7 @@ unsigned long shrink_inactive_list(unsigned long nr_to_scan, lruvec *lv, scan_co
   count_memcg_events(owner,
                      kswapd ? PGSCAN_KSWAPD : sc->proactive ? PGSCAN_PROACTIVE : PGSCAN_DIRECT,
                      nr_scanned);
-  emu::consume_time(nr_scanned * kReclaimScanNs);
+  emu::consume_time(nr_scanned * emu::cost_model().reclaim_scan);
   if (nr_taken == 0) return 0;
 
   unsigned long nr_pageout;
@@ -318,7 +312,7 @@ void shrink_active_list(unsigned long nr_to_scan, lruvec *lv, scan_control *sc, 
   isolate_lru_folios(nr_to_scan, lv, &l_hold, &nr_scanned, sc, lru);
   spin_unlock_irq(&lv->lru_lock);
   count_memcg_events(lruvec_memcg(lv), PGREFILL, nr_scanned);
-  emu::consume_time(nr_scanned * kReclaimScanNs);
+  emu::consume_time(nr_scanned * emu::cost_model().reclaim_scan);
   unsigned long nr_deactivate = 0;
 
   while (!list_empty(&l_hold)) {
@@ -519,7 +513,7 @@ void shrink_node_memcgs(scan_control *sc) {
   mem_cgroup *memcg = mem_cgroup_iter(target, nullptr, partial);
   while (memcg) {
     cond_resched();
-    emu::consume_time(kReclaimVisitNs);
+    emu::consume_time(emu::cost_model().reclaim_visit);
     mem_cgroup_calculate_protection(target, memcg);
     bool skip = false;
     if (mem_cgroup_below_min(target, memcg)) {

@@ -10,6 +10,7 @@
 #ifndef UMEMCG_VERSION
 #error "UMEMCG_VERSION must name the project version (tools/meson.build)"
 #endif
+#include "tools/calibrate/calibrate.h"
 #include "tools/cmd_bpf.h"
 #include "tools/fuzz/fuzz.h"
 #include "tools/scenario/scenario.h"
@@ -63,7 +64,7 @@ int cmd_sh(std::span<char *const> args) {
   sh::ShOptions opts;
   std::string error;
   if (!sh::parse_sh_options(words, &opts, &error)) {
-    std::fprintf(stderr, "umemcg sh: %s\n%s", error.c_str(), sh::sh_usage());
+    std::fprintf(stderr, "%s\n%s", error.c_str(), sh::sh_usage());  // error names the command
     return kExitUsage;
   }
   if (opts.help) {
@@ -85,6 +86,12 @@ int cmd_scenario(std::span<char *const> args) {
                                     std::cerr);
 }
 
+// umemcg calibrate [OPTIONS]: the host kernel's figures for the cost model (docs/memory-model.md).
+int cmd_calibrate(std::span<char *const> args) {
+  return calibrate::calibrate_main(std::vector<std::string>(args.begin(), args.end()), std::cout,
+                                   std::cerr);
+}
+
 const Command kTopLevel[] = {
     {"bpf", "<verb> ...", "BPF objects: verify, disasm, run, dump", cmd_bpf, nullptr},
     {"sh", "[OPTIONS] [SCRIPT]", "the cgroup shell on an emulated machine", cmd_sh,
@@ -93,6 +100,8 @@ const Command kTopLevel[] = {
      nullptr},
     {"fuzz", "OBJ.bpf.o [OPTIONS]", "fuzz a policy object: generated cases, minimized findings",
      cmd_fuzz, fuzz::fuzz_usage()},
+    {"calibrate", "[OPTIONS]", "the host kernel's figures for the simulated-mode cost model",
+     cmd_calibrate, calibrate::calibrate_usage()},
 };
 
 }  // namespace

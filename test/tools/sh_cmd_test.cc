@@ -386,6 +386,8 @@ TEST_CASE("sh options: defaults, values and errors", "[tools][sh]") {
       {{"--stock", "x"}, "umemcg sh: --stock 'x': not memcg or pcstock"},
       {{"--frob"}, "umemcg sh: --frob: unknown option"},
       {{"--cpus"}, "umemcg sh: --cpus: needs a value"},
+      {{"--costs", "/nonexistent/costs"},
+       "umemcg sh: --costs '/nonexistent/costs': cannot open: No such file or directory"},
   };
   for (const Bad &b : bad) {
     INFO(b.err);

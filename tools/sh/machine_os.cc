@@ -479,6 +479,7 @@ int machine_run(const ShOptions &opts, const std::function<int(ShellOs &os)> &bo
       p.high_debt_limit = static_cast<unsigned long>(opts.high_debt_limit);
       p.swap_pages = opts.swap / PAGE_SIZE;
       p.totalram_pages = opts.memory / PAGE_SIZE;
+      p.costs = opts.costs;
       boot = mem_cgroup_boot(p);
     });
     if (boot) {

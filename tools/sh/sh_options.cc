@@ -5,7 +5,9 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "mm/cmdline.h"
 
@@ -93,10 +95,26 @@ const char *sh_usage() {
          "                           (a debug check; default 0: never)\n"
          "  --hung-task-timeout SECONDS  sim: warn when a task stays blocked in the kernel\n"
          "                           longer (machine time; default 0: never)\n"
+         "  --costs FILE             sim: the cost table the memory model charges machine time\n"
+         "                           from (`NAME NS` lines, as umemcg calibrate prints;\n"
+         "                           default: the built-in table)\n"
          "  -e                       stop at the first command that fails\n";
 }
 
 namespace {
+
+// The whole of host file @path into *@text; false with *@why ("cannot read: strerror").
+bool read_host_file(const std::string &path, std::string *text, std::string *why) {
+  FILE *f = std::fopen(path.c_str(), "r");
+  if (!f) return *why = std::string("cannot open: ") + std::strerror(errno), false;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text->append(buf, n);
+  const int err = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  if (err) return *why = std::string("cannot read: ") + std::strerror(err), false;
+  return true;
+}
 
 bool set_option(const std::string &name, const std::string &value, ShOptions *o,
                 std::string *why) {
@@ -112,6 +130,11 @@ bool set_option(const std::string &name, const std::string &value, ShOptions *o,
     o->high_debt_limit = static_cast<uint64_t>(n);
   } else if (name == "--hung-task-timeout") {
     if (!parse_seconds(value, &o->hung_task_timeout_ns)) return *why = "not a number of seconds", false;
+  } else if (name == "--costs") {
+    std::string text, err;
+    if (!read_host_file(value, &text, &err)) return *why = err, false;
+    o->costs = emu::CostModel{};
+    if (!emu::parse_cost_table(text, &o->costs, &err)) return *why = err, false;
   } else if (name == "--swap") {
     if (!parse_size(value, &o->swap)) return *why = "not a size", false;
   } else if (name == "--mode") {
@@ -180,7 +203,7 @@ bool parse_sh_options(const std::vector<std::string> &argv, ShOptions *opts, std
     } else {
       static const char *const kNames[] = {"--cpus", "--memory", "--swap", "--mode", "--seed",
                                            "--cgroup", "--mount-opts", "--stock",
-                                           "--high-debt-limit", "--hung-task-timeout"};
+                                           "--high-debt-limit", "--hung-task-timeout", "--costs"};
       bool known = false;
       for (const char *k : kNames) known |= name == k;
       if (!known) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "mm/cost_model.h"
+
 namespace umemcg::sh {
 
 struct ShOptions {
@@ -25,6 +27,9 @@ struct ShOptions {
   // Emulation: the simulated machine's hung-task check (ns of machine time; 0: off); see
   // shim/hung_task.h.
   uint64_t hung_task_timeout_ns = 0;
+  // Emulation: the simulated-mode cost table (--costs FILE, mm/cost_model.h); the built-in one
+  // by default. A file that does not parse is an option error naming its line.
+  emu::CostModel costs;
   bool errexit = false;              // -e
   bool help = false;                 // --help or -h: print sh_usage() and exit 0
   std::string script;                // empty or "-": standard input
