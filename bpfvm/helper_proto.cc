@@ -70,6 +70,9 @@ const bpf_func_proto kProtos[] = {
      {ARG_PTR_TO_TIMER, ARG_ANYTHING, ARG_ANYTHING}, {}},
     {"bpf_timer_cancel", BPF_FUNC_timer_cancel, true, false, kAny, RET_INTEGER,
      {ARG_PTR_TO_TIMER}, {}},
+    // The tracing variant (bpf_get_socket_ptr_cookie_proto): a socket or NULL (cookie 0).
+    {"bpf_get_socket_cookie", BPF_FUNC_get_socket_cookie, false, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_BTF_ID_SOCK_COMMON | PTR_MAYBE_NULL}, {}},
     {"bpf_loop", BPF_FUNC_loop, false, false, kAny, RET_INTEGER,
      {ARG_ANYTHING, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING}, {}},
     // The result is written through a pointer of sizeof(long), aligned to it.

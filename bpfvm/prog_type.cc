@@ -141,6 +141,7 @@ std::vector<u32> bpf_base_helpers() {
 std::vector<u32> bpf_tracing_helpers() {
   std::vector<u32> h = bpf_base_helpers();
   h.push_back(BPF_FUNC_get_current_task_btf);
+  h.push_back(BPF_FUNC_get_socket_cookie);
   return h;
 }
 

@@ -397,6 +397,9 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
       return check_btf_id_arg(env, arg, reg, fn);
     case ARG_PTR_TO_TIMER:
       return process_timer_func(env, regno, reg, meta);
+    case ARG_PTR_TO_BTF_ID_SOCK_COMMON:
+      // Emulation: no register holds a socket here (the kernel's sock_types list).
+      return type_mismatch(env, regno, reg, "sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_");
     case ARG_PTR_TO_FUNC:
       if (reg.type != PTR_TO_FUNC) return type_mismatch(env, regno, reg, "func");
       meta.subprogno = (int)reg.subprogno;

@@ -562,3 +562,6 @@ TEST_CASE("verifier: bpf_get_smp_processor_id() is below the CPU count", "[bpfvm
   CHECK_THAT(r.log, Catch::Contains("call bpf_get_smp_processor_id#8"));
   CHECK_THAT(r.log, Catch::Contains("; R0=scalar(smin=smin32=0,smax=umax=smax32=umax32=63,var_off=(0x0; 0x3f))"));
 }
+// bpf_get_socket_cookie(NULL): the tracing variant's argument may be NULL (cookie 0).
+ACCEPT("bpf_get_socket_cookie of NULL", syscall, BPF_MOV64_IMM(BPF_REG_1, 0),
+       BPF_EMIT_CALL(BPF_FUNC_get_socket_cookie), BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN())

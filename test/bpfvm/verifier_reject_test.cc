@@ -659,3 +659,8 @@ TEST_CASE("verifier rejects: a socket or inode storage map passed to bpf_map_loo
 }
 REJECT("a subprogram's unset r0 read by its caller", raw, "R0 !read_ok",
        BPF_CALL_REL(1), BPF_EXIT_INSN(), BPF_MOV64_IMM(BPF_REG_1, 1), BPF_EXIT_INSN())
+// bpf_get_socket_cookie (the tracing variant a SYSCALL program gets): a socket or NULL; no
+// register holds a socket here, and the kernel's message lists its socket types.
+REJECT("bpf_get_socket_cookie of the context", syscall,
+       "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_",
+       BPF_EMIT_CALL(BPF_FUNC_get_socket_cookie), RET0)
