@@ -72,6 +72,7 @@ enum bpf_return_type : u32 {
   RET_PTR_TO_MEM_OR_NULL = PTR_MAYBE_NULL | RET_PTR_TO_MEM,
   RET_PTR_TO_RINGBUF_MEM_OR_NULL = PTR_MAYBE_NULL | MEM_RINGBUF | RET_PTR_TO_MEM,
   RET_PTR_TO_BTF_ID_TRUSTED = PTR_TRUSTED | RET_PTR_TO_BTF_ID,  // ret_btf_name
+  RET_PTR_TO_BTF_ID_OR_NULL = PTR_MAYBE_NULL | RET_PTR_TO_BTF_ID,  // ret_btf_name
 };
 
 struct bpf_func_proto {

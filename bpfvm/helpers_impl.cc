@@ -177,10 +177,10 @@ BPF_HELPER(get_prandom_u32) {
 
 // bpf_get_socket_cookie(sk), the tracing variant: the verifier lets only NULL through (no
 // sockets exist here), whose cookie is 0.
-BPF_HELPER(get_socket_cookie) {
-  (void)r1;
-  return 0;
-}
+BPF_HELPER(get_socket_cookie) { return 0; }
+
+// bpf_skc_to_*_sock(sk): the verifier lets no socket through; NULL (not that socket type).
+BPF_HELPER(skc_to_sock_null) { return 0; }
 
 // --- bpf_loop -------------------------------------------------------------------------------
 
@@ -251,6 +251,10 @@ std::span<const bpf_func_t> bpf_helper_table() {
     t[BPF_FUNC_get_current_task_btf] = get_current_task;
     t[BPF_FUNC_loop] = loop;
     t[BPF_FUNC_get_socket_cookie] = get_socket_cookie;
+    for (u32 f : {BPF_FUNC_skc_to_tcp6_sock, BPF_FUNC_skc_to_tcp_sock,
+                  BPF_FUNC_skc_to_tcp_timewait_sock, BPF_FUNC_skc_to_tcp_request_sock,
+                  BPF_FUNC_skc_to_udp6_sock, BPF_FUNC_skc_to_unix_sock})
+      t[f] = skc_to_sock_null;
     t[BPF_FUNC_strtol] = strtol_h;
     t[BPF_FUNC_strtoul] = strtoul_h;
     t[BPF_FUNC_timer_init] = bpf_timer_init_helper;

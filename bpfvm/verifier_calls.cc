@@ -563,6 +563,12 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
       mark_reg_ptr(r0, PTR_TO_BTF_ID | PTR_TRUSTED);
       r0.btf_name = fn->ret_btf_name;
       break;
+    case RET_PTR_TO_BTF_ID_OR_NULL:
+      // A kernel object or NULL (the socket casts), checked for NULL through its id.
+      mark_reg_ptr(r0, PTR_TO_BTF_ID | PTR_MAYBE_NULL);
+      r0.btf_name = fn->ret_btf_name;
+      r0.id = env.new_id();
+      break;
     case RET_PTR_TO_RINGBUF_MEM_OR_NULL: {
       mark_reg_ptr(r0, PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL);
       r0.mem_size = (u32)std::min<u64>(meta.mem_size, UINT_MAX);

@@ -679,3 +679,7 @@ REJECT("bpf_get_socket_cookie of the context", syscall,
       BPF_STX_MEM(BPF_DW, BPF_REG_2, BPF_REG_3, 0), RET0
 REJECT("bpf_loop callback unsafe on its second iteration", syscall, "R4 !read_ok",
        CB_SECOND_ITER(2))
+// The socket casts take a socket, never NULL (verifier_sock.c's of_bpf_skc_to_helpers).
+REJECT("bpf_skc_to_tcp_sock of NULL", syscall,
+       "R1 type=scalar expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_",
+       BPF_MOV64_IMM(BPF_REG_1, 0), BPF_EMIT_CALL(BPF_FUNC_skc_to_tcp_sock), RET0)
