@@ -70,6 +70,23 @@ const bpf_func_proto kProtos[] = {
      {ARG_PTR_TO_TIMER, ARG_ANYTHING, ARG_ANYTHING}, {}},
     {"bpf_timer_cancel", BPF_FUNC_timer_cancel, true, false, kAny, RET_INTEGER,
      {ARG_PTR_TO_TIMER}, {}},
+    // The tracing variant (bpf_get_socket_ptr_cookie_proto): a socket or NULL (cookie 0).
+    {"bpf_get_socket_cookie", BPF_FUNC_get_socket_cookie, false, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_BTF_ID_SOCK_COMMON | PTR_MAYBE_NULL}, {}},
+    // The socket casts (bpf_skc_to_*_proto): a socket in, the same socket as its own type or
+    // NULL out.
+    {"bpf_skc_to_tcp6_sock", BPF_FUNC_skc_to_tcp6_sock, false, false, kAny,
+     RET_PTR_TO_BTF_ID_OR_NULL, {ARG_PTR_TO_BTF_ID_SOCK_COMMON}, {}, "tcp6_sock"},
+    {"bpf_skc_to_tcp_sock", BPF_FUNC_skc_to_tcp_sock, false, false, kAny,
+     RET_PTR_TO_BTF_ID_OR_NULL, {ARG_PTR_TO_BTF_ID_SOCK_COMMON}, {}, "tcp_sock"},
+    {"bpf_skc_to_tcp_timewait_sock", BPF_FUNC_skc_to_tcp_timewait_sock, false, false, kAny,
+     RET_PTR_TO_BTF_ID_OR_NULL, {ARG_PTR_TO_BTF_ID_SOCK_COMMON}, {}, "tcp_timewait_sock"},
+    {"bpf_skc_to_tcp_request_sock", BPF_FUNC_skc_to_tcp_request_sock, false, false, kAny,
+     RET_PTR_TO_BTF_ID_OR_NULL, {ARG_PTR_TO_BTF_ID_SOCK_COMMON}, {}, "tcp_request_sock"},
+    {"bpf_skc_to_udp6_sock", BPF_FUNC_skc_to_udp6_sock, false, false, kAny,
+     RET_PTR_TO_BTF_ID_OR_NULL, {ARG_PTR_TO_BTF_ID_SOCK_COMMON}, {}, "udp6_sock"},
+    {"bpf_skc_to_unix_sock", BPF_FUNC_skc_to_unix_sock, false, false, kAny,
+     RET_PTR_TO_BTF_ID_OR_NULL, {ARG_PTR_TO_BTF_ID_SOCK_COMMON}, {}, "unix_sock"},
     {"bpf_loop", BPF_FUNC_loop, false, false, kAny, RET_INTEGER,
      {ARG_ANYTHING, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING}, {}},
     // The result is written through a pointer of sizeof(long), aligned to it.

@@ -42,6 +42,9 @@ enum bpf_arg_type : u32 {
   ARG_PTR_TO_FUNC,          // a BPF subprogram (callback)
   ARG_PTR_TO_STACK,         // pointer to the stack
   ARG_PTR_TO_TIMER,         // pointer to a bpf_timer in a map value
+  // A socket (kernel: ARG_PTR_TO_BTF_ID_SOCK_COMMON). Emulation: no socket objects exist here,
+  // so only NULL passes, where the argument may be NULL.
+  ARG_PTR_TO_BTF_ID_SOCK_COMMON,
   __BPF_ARG_TYPE_MAX,
 
   ARG_PTR_TO_MAP_VALUE_OR_NULL = PTR_MAYBE_NULL | ARG_PTR_TO_MAP_VALUE,
@@ -69,6 +72,7 @@ enum bpf_return_type : u32 {
   RET_PTR_TO_MEM_OR_NULL = PTR_MAYBE_NULL | RET_PTR_TO_MEM,
   RET_PTR_TO_RINGBUF_MEM_OR_NULL = PTR_MAYBE_NULL | MEM_RINGBUF | RET_PTR_TO_MEM,
   RET_PTR_TO_BTF_ID_TRUSTED = PTR_TRUSTED | RET_PTR_TO_BTF_ID,  // ret_btf_name
+  RET_PTR_TO_BTF_ID_OR_NULL = PTR_MAYBE_NULL | RET_PTR_TO_BTF_ID,  // ret_btf_name
 };
 
 struct bpf_func_proto {

@@ -175,6 +175,13 @@ BPF_HELPER(get_prandom_u32) {
   return v;
 }
 
+// bpf_get_socket_cookie(sk), the tracing variant: the verifier lets only NULL through (no
+// sockets exist here), whose cookie is 0.
+BPF_HELPER(get_socket_cookie) { return 0; }
+
+// bpf_skc_to_*_sock(sk): the verifier lets no socket through; NULL (not that socket type).
+BPF_HELPER(skc_to_sock_null) { return 0; }
+
 // --- bpf_loop -------------------------------------------------------------------------------
 
 // bpf_loop(nr_loops, callback_fn, callback_ctx, flags): calls callback_fn(i, callback_ctx) for
@@ -243,6 +250,11 @@ std::span<const bpf_func_t> bpf_helper_table() {
     t[BPF_FUNC_task_storage_delete] = task_storage_delete;
     t[BPF_FUNC_get_current_task_btf] = get_current_task;
     t[BPF_FUNC_loop] = loop;
+    t[BPF_FUNC_get_socket_cookie] = get_socket_cookie;
+    for (u32 f : {BPF_FUNC_skc_to_tcp6_sock, BPF_FUNC_skc_to_tcp_sock,
+                  BPF_FUNC_skc_to_tcp_timewait_sock, BPF_FUNC_skc_to_tcp_request_sock,
+                  BPF_FUNC_skc_to_udp6_sock, BPF_FUNC_skc_to_unix_sock})
+      t[f] = skc_to_sock_null;
     t[BPF_FUNC_strtol] = strtol_h;
     t[BPF_FUNC_strtoul] = strtoul_h;
     t[BPF_FUNC_timer_init] = bpf_timer_init_helper;

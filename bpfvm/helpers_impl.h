@@ -6,7 +6,7 @@
 // trace_printk, get_prandom_u32, get_smp_processor_id, get_current_pid_tgid, get_current_comm,
 // get_current_task, spin_lock, spin_unlock, ktime_get_boot_ns, ringbuf_output / reserve / submit
 // / discard / query, task_storage_get, task_storage_delete, get_current_task_btf, loop,
-// cgrp_storage_get, cgrp_storage_delete, and timer_init / set_callback / start / cancel
+// cgrp_storage_get, cgrp_storage_delete, get_socket_cookie (NULL only), the skc_to_*_sock casts (NULL), and timer_init / set_callback / start / cancel
 // (bpfvm/bpf_async.h). Their prototypes (what the verifier checks) live
 // beside the verifier (helper_proto.h); this file is what runs.
 //

@@ -141,6 +141,11 @@ std::vector<u32> bpf_base_helpers() {
 std::vector<u32> bpf_tracing_helpers() {
   std::vector<u32> h = bpf_base_helpers();
   h.push_back(BPF_FUNC_get_current_task_btf);
+  h.push_back(BPF_FUNC_get_socket_cookie);
+  for (u32 f : {BPF_FUNC_skc_to_tcp6_sock, BPF_FUNC_skc_to_tcp_sock,
+                BPF_FUNC_skc_to_tcp_timewait_sock, BPF_FUNC_skc_to_tcp_request_sock,
+                BPF_FUNC_skc_to_udp6_sock, BPF_FUNC_skc_to_unix_sock})
+    h.push_back(f);
   return h;
 }
 

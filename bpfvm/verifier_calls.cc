@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/verifier_calls.cc: helper calls (checked against helper_proto.h), kfunc calls (checked
 // against the kfunc registry's signatures and KF_* flags), bpf-to-bpf calls, bpf_loop callbacks
-// and async callbacks (bpf_wq_set_callback_impl: verified on a path of their own).
+// (walked again from the call after each exit until the iterations converge) and async callbacks
+// (bpf_wq_set_callback_impl: verified on a path of their own).
 //
 // Mirrors: kernel/bpf/verifier.c (check_helper_call, check_func_arg, check_reg_type,
 //          check_mem_size_reg, check_map_func_compatibility, check_kfunc_call,
@@ -10,11 +11,9 @@
 //          process_timer_func, push_callback_call, set_timer_callback_state) (Linux 6.19)
 // Emulation: kfunc pointer arguments must be trusted (or RCU with KF_RCU) whether or not the
 //   kfunc says KF_TRUSTED_ARGS, and kfunc struct results are trusted, as in the 7.0 window
-//   (see ../shared/reference/kernel-semantics.md 5.1). A bpf_loop callback is verified once
-//   from a widened entry state (the scalars of the stack frame its context points into become
-//   unknown) and its exit must stay within that entry state, instead of the kernel's
-//   iterate-until-convergence scheme. The only kfunc callback arguments are the bpf_wq ones
-//   (async callbacks), found by the argument kind rather than by the kfunc's BTF id.
+//   (see ../shared/reference/kernel-semantics.md 5.1). The only kfunc callback arguments are
+//   the bpf_wq ones (async callbacks), found by the argument kind rather than by the kfunc's
+//   BTF id.
 //   bpf_timer callbacks are async callbacks too, not sleepable.
 #include <algorithm>
 #include <climits>
@@ -398,6 +397,9 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
       return check_btf_id_arg(env, arg, reg, fn);
     case ARG_PTR_TO_TIMER:
       return process_timer_func(env, regno, reg, meta);
+    case ARG_PTR_TO_BTF_ID_SOCK_COMMON:
+      // Emulation: no register holds a socket here (the kernel's sock_types list).
+      return type_mismatch(env, regno, reg, "sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_");
     case ARG_PTR_TO_FUNC:
       if (reg.type != PTR_TO_FUNC) return type_mismatch(env, regno, reg, "func");
       meta.subprogno = (int)reg.subprogno;
@@ -413,53 +415,44 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
   }
 }
 
-// Widens a frame's stack for a loop invariant: scalars lose their values.
-void widen_stack(std::vector<bpf_stack_state> &stack) {
-  for (bpf_stack_state &s : stack) {
-    if (s.slot_type[0] == STACK_SPILL && s.spilled_ptr.type == SCALAR_VALUE) {
-      __mark_reg_unknown(s.spilled_ptr);
-    }
-    for (u8 &t : s.slot_type)
-      if (t == STACK_ZERO) t = STACK_MISC;
-  }
-}
-
-// bpf_loop: continue after the call (zero iterations) and enter the callback (one or more).
-int setup_loop_callback(bpf_verifier_env &env, const call_meta &meta, u32 *insn_idx) {
-  const u32 idx = *insn_idx;
+// push_callback_call() for bpf_loop: queues a path that enters the callback from this call
+// (set_loop_callback_state(): r1 the iteration index, r2 the context), one iteration more than
+// the caller frame has queued, while that stays below nr_loops' bound; the current path goes on
+// after the call (no further iteration). The callback's exit comes back to this call
+// (prepare_func_exit()), which queues the next iteration, until an iteration's state at the
+// call is covered by an earlier one (is_state_visited()) or the bound is reached.
+int push_loop_callback(bpf_verifier_env &env, const call_meta &meta, u32 idx) {
   if (meta.subprogno < 0) return 0;
+  bpf_func_state &caller = env.cur->cur();
+  const bpf_reg_state &nr_loops = caller.regs[BPF_REG_1];
+  if (caller.callback_depth >= nr_loops.umax_value) {
+    caller.callback_depth = 0;
+    if (env.log_on(BPF_LOG_LEVEL2))
+      env.log("frame%u bpf_loop iteration limit reached\n", env.cur->curframe());
+    return 0;
+  }
   if (env.cur->curframe() + 1 >= (u32)MAX_CALL_FRAMES) {
     env.verbose_err("the call stack of %u frames is too deep", env.cur->curframe() + 2);
     return -E2BIG;
   }
-  if (!push_stack(env, idx + 1, idx)) return -E2BIG;  // zero iterations
-
-  auto entry = std::make_shared<bpf_callback_entry>();
-  if (meta.has_callback_ctx && meta.callback_ctx.type == PTR_TO_STACK) {
-    entry->frameno = meta.callback_ctx.frameno;
-    widen_stack(env.cur->frame[entry->frameno].stack);
-    entry->stack = env.cur->frame[entry->frameno].stack;
-  } else {
-    entry->frameno = UINT_MAX;
-  }
-  entry->refs = env.cur->refs;
-
+  bpf_verifier_state *st = push_stack(env, env.subprogs[(u32)meta.subprogno].start, idx);
+  if (!st) return -E2BIG;
+  bpf_func_state &from = st->cur();
   bpf_func_state callee;
   callee.callsite = (int)idx;
-  callee.frameno = env.cur->curframe() + 1;
+  callee.frameno = st->curframe() + 1;
   callee.subprogno = (u32)meta.subprogno;
   callee.in_callback_fn = true;
-  callee.callback = entry;
   for (bpf_reg_state &r : callee.regs) mark_reg_not_init(r);
   __mark_reg_unknown(callee.regs[BPF_REG_1]);  // the iteration index
-  coerce_reg_to_size(callee.regs[BPF_REG_1], 4);
-  if (meta.has_callback_ctx) callee.regs[BPF_REG_2] = meta.callback_ctx;
-  else mark_reg_known_zero(callee.regs[BPF_REG_2]);
+  callee.regs[BPF_REG_2] = from.regs[BPF_REG_3];
   mark_reg_ptr(callee.regs[BPF_REG_FP], PTR_TO_STACK);
   callee.regs[BPF_REG_FP].frameno = callee.frameno;
-  env.cur->frame.push_back(std::move(callee));
-  *insn_idx = env.subprogs[meta.subprogno].start;
-  return 1;
+  st->callback_unroll_depth++;
+  from.callback_depth++;
+  st->frame.push_back(std::move(callee));
+  env.cur->cur().callback_depth = 0;
+  return 0;
 }
 
 }  // namespace
@@ -524,6 +517,9 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
   if (func_id == BPF_FUNC_timer_set_callback)
     if (int err = push_async_callback(env, (u32)meta.subprogno, idx, meta.map, meta.map_idx, false))
       return err;
+  // bpf_loop's callback, entered on a path of its own before the call's registers are cleared.
+  if (func_id == BPF_FUNC_loop)
+    if (int err = push_loop_callback(env, meta, idx)) return err;
 
   clear_caller_saved_regs(env);
   bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];
@@ -567,6 +563,12 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
       mark_reg_ptr(r0, PTR_TO_BTF_ID | PTR_TRUSTED);
       r0.btf_name = fn->ret_btf_name;
       break;
+    case RET_PTR_TO_BTF_ID_OR_NULL:
+      // A kernel object or NULL (the socket casts), checked for NULL through its id.
+      mark_reg_ptr(r0, PTR_TO_BTF_ID | PTR_MAYBE_NULL);
+      r0.btf_name = fn->ret_btf_name;
+      r0.id = env.new_id();
+      break;
     case RET_PTR_TO_RINGBUF_MEM_OR_NULL: {
       mark_reg_ptr(r0, PTR_TO_MEM | MEM_RINGBUF | PTR_MAYBE_NULL);
       r0.mem_size = (u32)std::min<u64>(meta.mem_size, UINT_MAX);
@@ -581,11 +583,6 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
     default:
       env.verbose_err("unknown return type %u of func %s#%d", fn->ret_type, fn->name, func_id);
       return -EINVAL;
-  }
-  if (func_id == BPF_FUNC_loop) {
-    int r = setup_loop_callback(env, meta, insn_idx);
-    if (r < 0) return r;
-    if (r > 0) return 0;
   }
   *insn_idx = idx + 1;
   return 0;
@@ -878,21 +875,24 @@ int prepare_func_exit(bpf_verifier_env &env, u32 *insn_idx) {
                         scalar_has(r0).c_str());
       return -EINVAL;
     }
-    const bpf_callback_entry &e = *callee.callback;
-    if (st.refs.size() != e.refs.size()) {
-      if (int err = check_reference_leak(env, false)) return err;
-    }
-    if (e.frameno != UINT_MAX) {
-      bpf_func_state entry;
-      entry.stack = e.stack;
-      if (!stack_within(entry, st.frame[e.frameno])) {
-        env.verbose_err("bpf_loop callback leaves the caller's stack outside its entry state (a pointer or new kind of value written through the context)");
-        return -EINVAL;
-      }
+    // Back to the call: it queues the next iteration, or finds the iterations converged
+    // (the caller's registers are those of the call; r0 is set when the call is left).
+    const u32 subprog = callee.subprogno;
+    if (env.log_on(BPF_LOG_LEVEL1 | BPF_LOG_LEVEL2)) {
+      env.log("returning from callee:\n");
+      print_verifier_state(env, callee, true);
     }
     st.frame.pop_back();
-    bpf_reg_state &cr0 = st.cur().regs[BPF_REG_0];
-    __mark_reg_unknown(cr0);  // bpf_loop returns the number of iterations
+    if (env.log_on(BPF_LOG_LEVEL1 | BPF_LOG_LEVEL2)) {
+      env.log("to caller at %u:\n", callsite);
+      print_verifier_state(env, st.cur(), true);
+    }
+    st.insn_idx = callsite;
+    widen_callback_iteration(env, subprog);
+    env.scratched_regs = 0;
+    env.scratched_stack = 0;
+    *insn_idx = callsite;
+    return 0;
   } else {
     if (base_type(r0.type) == PTR_TO_STACK && r0.frameno == callee.frameno) {
       env.verbose_err("cannot return stack pointer to the caller frame");

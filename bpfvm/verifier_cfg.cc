@@ -146,6 +146,13 @@ int check_cfg(bpf_verifier_env &env) {
     } else if (f.kind == bpf_opc::K_JUMP || f.kind == bpf_opc::K_CALL) {
       env.aux[succ[0]].prune_point = true;
     }
+    // A callback-calling helper: its callback's exit comes back to the call, where the
+    // iterations are compared (mark_calls_callback, mark_force_checkpoint).
+    if (f.kind == bpf_opc::K_CALL && env.insns[i].src_reg == 0 &&
+        env.insns[i].imm == BPF_FUNC_loop) {
+      env.aux[i].calls_callback = true;
+      env.aux[i].prune_point = true;
+    }
     for (int k = 0; k < n; k++) {
       const u32 s = succ[k];
       if (!seen[s]) {
@@ -487,8 +494,13 @@ bpf_static_reg bpf_static_reg_value(const bpf_verifier_env &env, u32 k, u32 regn
   }
 }
 
-// One backward pass: returns whether any aux[].precise_in/precise_stack_in changed.
-static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack) {
+// One backward pass: returns whether any reg_in(k)/stack_in(k) changed (aux[].precise_in and
+// precise_stack_in, or the loose sets of compute_callback_reads_precise()). loose: a value stored
+// through a pointer other than fp is not made precise (the kernel's backtracking does not follow
+// a store through a pointer; the strict sets must, as they decide pruning).
+template <typename RegIn, typename StackIn>
+static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack, bool loose,
+                         RegIn reg_in, StackIn stack_in) {
   using namespace bpf_opc;
   const u32 cnt = (u32)env.insns.size();
   bool changed = false;
@@ -503,8 +515,8 @@ static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack
     u64 sout = 0;
     for (int j = 0; j < n; j++) {
       if (succ[j] >= cnt) continue;
-      out |= env.aux[succ[j]].precise_in;
-      sout |= env.aux[succ[j]].precise_stack_in;
+      out |= reg_in(succ[j]);
+      sout |= stack_in(succ[j]);
     }
     const u16 dst = (u16)(1u << insn.dst_reg), src = (u16)(1u << insn.src_reg);
     u16 in = out;
@@ -541,7 +553,7 @@ static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack
           const u64 slots = stack_slots(insn.off, size);
           if ((f.flow & RD_SRC) && (sout & slots)) in |= src;
           if (size == BPF_REG_SIZE && insn.off % BPF_REG_SIZE == 0) sin &= ~slots;
-        } else if (f.flow & RD_SRC) {
+        } else if ((f.flow & RD_SRC) && !loose) {
           in |= src;
         }
         break;
@@ -565,7 +577,8 @@ static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack
         if (f.kind == K_CALL) {
           if (bpf_pseudo_call(insn)) {
             const u64 t = (u64)k + (u64)(s64)insn.imm + 1;
-            if (t < cnt && env.reads_caller_stack[env.aux[t].subprogno]) sin = kAllSlots;
+            const std::vector<u8> &rcs = loose ? env.callback_reads_precise : env.reads_caller_stack;
+            if (t < cnt && rcs[env.aux[t].subprogno]) sin = kAllSlots;
           } else if (callbacks_read_caller_stack) {
             sin = kAllSlots;
           }
@@ -589,9 +602,9 @@ static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack
     }
     in |= (u16)(1u << BPF_REG_FP);
     in &= env.aux[k].live_in;
-    if (in != env.aux[k].precise_in || sin != env.aux[k].precise_stack_in) {
-      env.aux[k].precise_in = in;
-      env.aux[k].precise_stack_in = sin;
+    if (in != reg_in(k) || sin != stack_in(k)) {
+      reg_in(k) = in;
+      stack_in(k) = sin;
       changed = true;
     }
   }
@@ -634,6 +647,61 @@ static bool update_reads_caller_stack(bpf_verifier_env &env) {
   return changed;
 }
 
+// The loose precision (precise_pass() with loose set) and env.callback_reads_precise: the
+// subprograms that load, through a pointer other than fp, a value the loose precision needs,
+// closed over the static call graph; iterated to a common fixpoint as the strict sets are.
+// Computed only when the program has callbacks (they are what it is for).
+static void compute_loose_precision(bpf_verifier_env &env) {
+  using namespace bpf_opc;
+  const u32 cnt = (u32)env.insns.size();
+  env.callback_reads_precise.assign(env.subprogs.size(), 0);
+  env.loose_precise_in.clear();
+  env.loose_precise_stack_in.clear();
+  bool has_callbacks = false;
+  for (const bpf_subprog_info &sp : env.subprogs) has_callbacks |= sp.is_callback;
+  if (!has_callbacks) return;
+  std::vector<u16> &regs = env.loose_precise_in;
+  std::vector<u64> &stack = env.loose_precise_stack_in;
+  regs.assign(cnt, 0);
+  stack.assign(cnt, 0);
+  for (;;) {
+    bool callbacks = false;
+    for (size_t s = 0; s < env.subprogs.size(); s++)
+      callbacks |= env.subprogs[s].is_callback && env.callback_reads_precise[s];
+    while (precise_pass(env, callbacks, true, [&](u32 k) -> u16 & { return regs[k]; },
+                        [&](u32 k) -> u64 & { return stack[k]; })) {
+    }
+    std::vector<u8> r(env.subprogs.size(), 0);
+    for (u32 k = 0; k + 1 < cnt; k++) {
+      const bpf_opcode_desc *d = env.aux[k].desc;
+      if (!d) continue;
+      const bpf_form_desc &f = bpf_form_of(*d);
+      const bpf_insn &insn = env.insns[k];
+      bool ptr_read = false;
+      if (f.kind == K_LOAD && insn.src_reg != BPF_REG_FP)
+        ptr_read = regs[k + 1] & (1u << insn.dst_reg);
+      else if (f.kind == K_ATOMIC && insn.dst_reg != BPF_REG_FP)
+        ptr_read = ((f.flow & WR_SRC) && (regs[k + 1] & (1u << insn.src_reg))) ||
+                   ((f.flow & WR_R0) && (regs[k + 1] & 1u));
+      if (ptr_read) r[env.aux[k].subprogno] = 1;
+    }
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t s = 0; s < r.size(); s++) {
+        if (r[s]) continue;
+        for (u32 c : env.subprogs[s].callees)
+          if (c < r.size() && r[c]) {
+            r[s] = 1;
+            grew = true;
+            break;
+          }
+      }
+    }
+    if (r == env.callback_reads_precise) break;
+    env.callback_reads_precise = std::move(r);
+  }
+}
+
 void compute_precise_registers(bpf_verifier_env &env) {
   // Precise registers decide which subprograms read their callers' stacks, which widen the
   // precise slots at their call sites: iterate both to a common fixpoint (both only grow).
@@ -642,10 +710,13 @@ void compute_precise_registers(bpf_verifier_env &env) {
     bool callbacks = false;
     for (size_t s = 0; s < env.subprogs.size(); s++)
       callbacks |= env.subprogs[s].is_callback && env.reads_caller_stack[s];
-    while (precise_pass(env, callbacks)) {
+    while (precise_pass(env, callbacks, false,
+                        [&](u32 k) -> u16 & { return env.aux[k].precise_in; },
+                        [&](u32 k) -> u64 & { return env.aux[k].precise_stack_in; })) {
     }
     if (!update_reads_caller_stack(env)) break;
   }
+  compute_loose_precision(env);
 }
 
 namespace {

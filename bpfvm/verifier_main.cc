@@ -352,6 +352,9 @@ int do_check(bpf_verifier_env &env) {
           break;
         }
         if (env.cur->curframe() > 0) {
+          // A callback releases what it acquired (check_reference_leak before
+          // prepare_func_exit).
+          if (env.cur->cur().in_callback_fn && (err = check_reference_leak(env, false))) break;
           next = idx;
           err = prepare_func_exit(env, &next);
           print_state = true;

@@ -8,19 +8,27 @@
 //  - Only checkpoints whose subtree is fully explored (branch counter 0) can prune. One still
 //    being explored is an ancestor of the current path: the path looped back. If the two
 //    states are equal the loop makes no progress ("infinite loop detected"); otherwise the
-//    loop is unrolled further (bounded by the complexity limit).
+//    loop is unrolled further (bounded by the complexity limit). At a bpf_loop call the
+//    callback's exit comes back: an iteration covered by an earlier one there (range_within)
+//    has converged and is pruned; before the comparison, the callers' scalars that are not
+//    precise and changed since the previous iteration are widened (widen_callback_iteration()).
 //  - Registers and stack slots dead at the instruction (static liveness) are ignored; scalars
 //    (registers and spilled) no later safety check depends on compare equal; everything else
 //    is compared with range_within/tnum_in and consistent id mappings (check_ids), so that
 //    registers linked in the checkpoint are linked in the current state too.
 //
 // Mirrors: kernel/bpf/verifier.c (is_state_visited, states_equal, func_states_equal, regsafe,
-//          stacksafe, refsafe, check_ids, range_within, update_branch_counts) (Linux 6.19)
+//          stacksafe, refsafe, check_ids, range_within, update_branch_counts, find_prev_entry,
+//          widen_imprecise_scalars, maybe_widen_reg) (Linux 6.19)
 // Emulation: precision is the static analysis of verifier_cfg.cc, not the kernel's
 //   backtracking (mark_chain_precision): it marks at least what the kernel would, so it prunes
 //   less than the kernel but never more. Checkpoint heuristics follow the kernel (a new
 //   checkpoint after >= 2 jumps and >= 8 instructions, in a loop only every 20 jumps or 100
-//   instructions; evict after many misses).
+//   instructions; evict after many misses). A callback's widening reads the loose static
+//   precision (verifier_cfg.cc), which leaves out a value stored through a pointer as the
+//   kernel's backtracking does; widening is safe whatever it decides. The comparison at the
+//   call ignores dead and imprecise registers and slots as any other prune point does (the
+//   kernel compares every register by range there).
 #include <algorithm>
 #include <cstring>
 
@@ -199,10 +207,6 @@ u16 frame_mask(const bpf_verifier_env &env, const bpf_verifier_state &st, size_t
 
 }  // namespace
 
-bool stack_within(const bpf_func_state &old, const bpf_func_state &cur) {
-  idmap ids;
-  return stacksafe(old, cur, ids, bpf_exact::range_within, ~0ull, ~0ull, false);
-}
 
 namespace {
 
@@ -259,7 +263,9 @@ bool states_equal_masked(const bpf_verifier_state &old, const bpf_verifier_state
     if (o.callsite != c.callsite || o.in_callback_fn != c.in_callback_fn ||
         o.in_async_callback_fn != c.in_async_callback_fn)
       return false;
-    if (o.in_callback_fn && o.callback != c.callback) return false;
+    // A checkpoint that queued more callback iterations than the current state does not cover
+    // it: the current state's remaining iterations were not explored (func_states_equal).
+    if (o.callback_depth > c.callback_depth) return false;
     const u16 live = masks.live[i];
     const u16 precise = masks.precise[i];
     for (int r = 0; r < MAX_BPF_REG; r++) {
@@ -289,6 +295,97 @@ bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
   return states_equal_masked(old, cur, exact, masks, env.opts.allow_uninit_stack);
 }
 
+namespace {
+
+// The register's value is the same in both states, ids mapped consistently (regs_exact).
+bool regs_exact(const bpf_reg_state &o, const bpf_reg_state &c, idmap &ids) {
+  return o.type == c.type && same_bounds(o, c) && o.off == c.off && o.map_ptr == c.map_ptr &&
+         o.frameno == c.frameno && ids.check_scalar(o.id, c.id) &&
+         ids.check_scalar(o.ref_obj_id, c.ref_obj_id);
+}
+
+// maybe_widen_reg(): an imprecise scalar that changed since the previous iteration loses its
+// value.
+void maybe_widen_reg(const bpf_reg_state &o, bpf_reg_state &c, bool precise, idmap &ids) {
+  if (o.type != SCALAR_VALUE || c.type != SCALAR_VALUE) return;
+  if (precise || regs_exact(o, c, ids)) return;
+  __mark_reg_unknown(c);
+}
+
+}  // namespace
+
+void ensure_liveness(bpf_verifier_env &env) {
+  if (env.liveness_done) return;
+  compute_live_registers(env);
+  compute_live_stack(env);
+  compute_precise_registers(env);
+  env.liveness_done = true;
+}
+
+void widen_callback_iteration(bpf_verifier_env &env, u32 callback_subprog) {
+  bpf_verifier_state &cur = *env.cur;
+  const u32 insn_idx = cur.insn_idx;
+  // find_prev_entry(): the nearest checkpoint at the call site on this path (its branch node
+  // is an ancestor of the current path's), with the same call sites.
+  std::vector<const bpf_branch_node *> chain;
+  for (const bpf_branch_node *n = cur.parent; n; n = n->parent) chain.push_back(n);
+  const auto &list = env.explored[insn_idx];
+  const bpf_verifier_state *prev = nullptr;
+  size_t best = SIZE_MAX;
+  for (const bpf_verifier_state_list &sl : list) {
+    if (!sl.state || sl.node->branches == 0) continue;
+    const auto at = std::find(chain.begin(), chain.end(), sl.node);
+    if (at == chain.end() || (size_t)(at - chain.begin()) >= best) continue;
+    const bpf_verifier_state &st = *sl.state;
+    if (st.frame.size() != cur.frame.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < st.frame.size(); i++) same &= st.frame[i].callsite == cur.frame[i].callsite;
+    if (!same) continue;
+    prev = &st;
+    best = (size_t)(at - chain.begin());
+  }
+  if (!prev) return;
+  ensure_liveness(env);
+  // Precise here: the registers the static analysis marks at the call; the stack slots a use
+  // after the call may need (precise_stack_in of the next instruction, and of each caller's
+  // return), all of them in every frame when the callback loads a value it needs through a
+  // pointer (its context may point into any of these frames), and all of a frame's while a
+  // deeper frame may read its stack.
+  // All in the loose precision (see bpf_verifier_env::loose_precise_in).
+  const std::vector<u8> &rcp = env.callback_reads_precise;
+  const bool cb_reads = callback_subprog >= rcp.size() || rcp[callback_subprog];
+  const std::vector<u16> &lreg = env.loose_precise_in;
+  const std::vector<u64> &lstack = env.loose_precise_stack_in;
+  idmap ids;
+  const size_t top = cur.frame.size() - 1;
+  for (size_t i = cur.frame.size(); i-- > 0;) {
+    bpf_func_state &fc = cur.frame[i];
+    const bpf_func_state &fo = prev->frame[i];
+    const u32 at = i == top ? insn_idx : (u32)cur.frame[i + 1].callsite;
+    const u32 after = at + 1 < lreg.size() ? at + 1 : at;
+    u16 preg = 0xffff;
+    u64 pstack = ~0ull;
+    if (after < lreg.size()) {
+      preg = i == top ? lreg[at] : (u16)(lreg[after] & ~0x3fu);
+      pstack = cb_reads ? ~0ull : lstack[after];
+    }
+    for (size_t j = i + 1; j < cur.frame.size(); j++) {
+      const u32 sp = cur.frame[j].subprogno;
+      if (sp >= rcp.size() || rcp[sp]) pstack = ~0ull;
+    }
+    for (int r = 0; r < MAX_BPF_REG; r++)
+      maybe_widen_reg(fo.regs[r], fc.regs[r], (preg >> r) & 1, ids);
+    const size_t slots = std::min(fo.stack.size(), fc.stack.size());
+    for (size_t spi = 0; spi < slots; spi++) {
+      const bpf_stack_state &so = fo.stack[spi];
+      bpf_stack_state &sc = fc.stack[spi];
+      // A spill of any size starts at the slot's lowest byte (is_spilled_reg()).
+      if (so.slot_type[0] != STACK_SPILL || sc.slot_type[0] != STACK_SPILL) continue;
+      maybe_widen_reg(so.spilled_ptr, sc.spilled_ptr, spi >= 64 || ((pstack >> spi) & 1), ids);
+    }
+  }
+}
+
 void update_branch_counts(bpf_verifier_env &env, bpf_branch_node *node) {
   (void)env;
   while (node) {
@@ -302,24 +399,32 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
   auto &list = env.explored[insn_idx];
   bool add_new_state = env.jmps_processed - env.prev_jmps_processed >= 2 &&
                        env.insn_processed - env.prev_insn_processed >= 8;
-  constexpr u32 n = 3;
-  if (!list.empty() && !env.liveness_done) {
-    // states_equal() ignores dead registers: the static liveness is needed from here on.
-    compute_live_registers(env);
-    compute_live_stack(env);
-    compute_precise_registers(env);
-    env.liveness_done = true;
-  }
+  // A callback-calling instruction always takes a checkpoint: the callback's iterations come
+  // back to it and converge against it (mark_force_checkpoint).
+  const bool force_new_state = env.aux[insn_idx].calls_callback;
+  add_new_state |= force_new_state;
+  // states_equal() ignores dead registers: the static liveness is needed from here on.
+  if (!list.empty()) ensure_liveness(env);
   frame_masks masks;
   if (!list.empty()) compute_frame_masks(env, cur, masks);
   const bool uninit = env.opts.allow_uninit_stack;
   for (size_t i = 0; i < list.size();) {
     bpf_verifier_state_list &sl = list[i];
     bool miss = true;
-    if (sl.node->branches > 0) {
+    if (sl.node->branches > 0 && force_new_state) {
+      // A callback iteration came back to its call: it converged if an earlier iteration's
+      // state covers it. Different iterations are not an infinite loop.
+      if (states_equal_masked(*sl.state, cur, bpf_exact::range_within, masks, uninit)) {
+        sl.hit_cnt++;
+        return 1;
+      }
+    } else if (sl.node->branches > 0) {
       // An ancestor of this path: the program looped back here. A path that came through one
-      // more async callback is a later run of the callback, not a loop (async_entry_cnt).
+      // more async callback is a later run of the callback, not a loop (async_entry_cnt), and
+      // one queued through more callback iterations is a later iteration
+      // (callback_unroll_depth).
       if (sl.state->async_entry_cnt == cur.async_entry_cnt &&
+          sl.state->callback_unroll_depth == cur.callback_unroll_depth &&
           states_equal_masked(*sl.state, cur, bpf_exact::exact, masks, uninit)) {
         // The source line, the reason, then both states (the kernel's last line before the
         // summary is the old one's).
@@ -344,6 +449,9 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx) {
       return 1;
     }
     if (miss) sl.miss_cnt++;
+    // A callback call's checkpoint on the current path is the previous iteration the next
+    // one is compared and widened with: kept longer.
+    const u32 n = force_new_state && sl.node->branches > 0 ? 64 : 3;
     if (sl.miss_cnt > sl.hit_cnt * n + n) {
       // Unlikely to help: drop it (its branch node stays for the paths below it).
       env.free_state(std::move(list[i].state));

@@ -18,6 +18,8 @@ u32 acquire_reference_state(bpf_verifier_env &env, u32 insn_idx, bpf_ref_kind ki
   r.id = env.new_id();
   r.insn_idx = (int)insn_idx;
   r.kind = kind;
+  const bpf_func_state &f = env.cur->cur();
+  r.callback_ref = f.in_callback_fn ? f.frameno : 0;
   env.cur->refs.push_back(r);
   return r.id;
 }
@@ -43,7 +45,10 @@ int release_reference(bpf_verifier_env &env, u32 ref_obj_id) {
 int check_reference_leak(bpf_verifier_env &env, bool exception_exit) {
   (void)exception_exit;
   int err = 0;
+  const bpf_func_state &f = env.cur->cur();
   for (const bpf_reference_state &r : env.cur->refs) {
+    // A callback answers for the references it acquired; its callers' are theirs.
+    if (f.in_callback_fn && r.callback_ref != f.frameno) continue;
     env.verbose_err("Unreleased reference id=%u alloc_insn=%d", r.id, r.insn_idx);
     err = -EINVAL;
   }

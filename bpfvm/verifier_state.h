@@ -75,16 +75,17 @@ struct bpf_stack_state {
   u8 slot_type[BPF_REG_SIZE] = {};      // per byte; [0] is the lowest address
 };
 
-// The saved caller-stack bound of a bpf_loop callback (see verifier_calls.cc).
-struct bpf_callback_entry;
-
 struct bpf_func_state {
   bpf_reg_state regs[MAX_BPF_REG];
   int callsite = -1;      // the call instruction in the caller; -1 for the main program
   u32 frameno = 0;
   u32 subprogno = 0;
   bool in_callback_fn = false;
-  std::shared_ptr<const bpf_callback_entry> callback;  // in_callback_fn: the loop invariant
+  // The callback iterations queued from this frame's current callback-calling instruction
+  // since the path last went past it (kernel: callback_depth): bpf_loop stops queueing another
+  // iteration at its nr_loops bound. A checkpoint with a deeper count does not cover one with a
+  // shallower count.
+  u32 callback_depth = 0;
   // Frame 0 of an async callback's path (bpf_wq, bpf_timer): it starts on a fresh stack with
   // (map, key, value) and must return 0.
   bool in_async_callback_fn = false;
@@ -96,6 +97,9 @@ enum class bpf_ref_kind : u8 { ptr, ringbuf };
 struct bpf_reference_state {
   u32 id = 0;
   int insn_idx = 0;  // where it was acquired
+  // The callback frame that acquired it, 0 outside callbacks (kernel: callback_ref): that
+  // callback must release it before it returns, and may not release its callers' references.
+  u32 callback_ref = 0;
   bpf_ref_kind kind = bpf_ref_kind::ptr;
 };
 
@@ -120,6 +124,9 @@ struct bpf_verifier_state {
   // The async callbacks this path went through (a path that reaches an explored state through
   // one more of them is not looping).
   u32 async_entry_cnt = 0;
+  // The callback iterations this path was queued through (kernel: callback_unroll_depth): two
+  // states of different iterations are not an infinite loop.
+  u32 callback_unroll_depth = 0;
   bpf_branch_node *parent = nullptr;  // the last checkpoint on this path
   u32 insn_idx = 0;
   u32 prev_insn_idx = 0;
@@ -131,12 +138,6 @@ struct bpf_verifier_state {
   u32 curframe() const { return (u32)frame.size() - 1; }
   bpf_func_state &cur() { return frame.back(); }
   const bpf_func_state &cur() const { return frame.back(); }
-};
-
-struct bpf_callback_entry {
-  u32 frameno = 0;                      // the frame the callback's ctx points into
-  std::vector<bpf_stack_state> stack;   // its stack at every iteration's entry (widened)
-  std::vector<bpf_reference_state> refs;
 };
 
 struct bpf_subprog_info {
@@ -158,6 +159,10 @@ struct bpf_verifier_state_list {
 struct bpf_insn_aux_data {
   const bpf_opcode_desc *desc = nullptr;  // nullptr for the second slot of ld_imm64
   bool prune_point = false;
+  // A helper call that calls a callback synchronously (bpf_loop; kernel: calls_callback): the
+  // callback's exit comes back here, and a checkpoint is always taken here (the iterations
+  // converge when one is covered by an earlier one).
+  bool calls_callback = false;
   bool seen = false;
   u16 live_in = 0;   // registers read before written on some path from here
   // Stack slots of the frame running this instruction (bit spi) that some path from here may
@@ -190,6 +195,17 @@ struct bpf_verifier_env {
   // through a pointer other than its own fp, which may point into a caller's stack; every
   // stack slot of its callers is then precise while it runs (compute_precise_registers()).
   std::vector<u8> reads_caller_stack;
+  // The loose precision, computed when the program has callbacks: precise_in and
+  // precise_stack_in without the rule that a value stored through a pointer other than fp is
+  // precise (the kernel's backtracking does not follow such a store). It decides which of the
+  // callers' scalars a callback's iteration widens (widen_callback_iteration()): widening is
+  // safe whatever it decides; a scalar kept exact makes the iterations run to nr_loops' bound.
+  std::vector<u16> loose_precise_in;
+  std::vector<u64> loose_precise_stack_in;
+  // Per subprogram, in the loose precision: it, or a function it calls, loads a value through
+  // a pointer other than its own fp that the value's later uses need (reads_caller_stack's
+  // loose counterpart).
+  std::vector<u8> callback_reads_precise;
 
   std::unique_ptr<bpf_verifier_state> cur;      // the path being explored
   std::vector<std::unique_ptr<bpf_verifier_state>> stack;  // pending branches
@@ -360,8 +376,14 @@ int is_state_visited(bpf_verifier_env &env, u32 insn_idx);
 enum class bpf_exact { range_within, exact };
 bool states_equal(const bpf_verifier_env &env, const bpf_verifier_state &old,
                   const bpf_verifier_state &cur, bpf_exact exact);
-bool stack_within(const bpf_func_state &old, const bpf_func_state &cur);
 void update_branch_counts(bpf_verifier_env &env, bpf_branch_node *node);
+// Computes the static liveness and precision (aux[].live_in, precise_in, ...) once.
+void ensure_liveness(bpf_verifier_env &env);
+// A callback of subprogram callback_subprog returned to its call site (env.cur is back in the
+// caller's frame at the call): the caller frames' scalars that are not precise and changed
+// since the previous iteration's checkpoint at the call become unknown (find_prev_entry,
+// widen_imprecise_scalars), so that the iterations converge.
+void widen_callback_iteration(bpf_verifier_env &env, u32 callback_subprog);
 
 // --- exploration (verifier_main.cc) ---------------------------------------------------------
 // Queues a copy of the current state to be explored from insn_idx (kernel: push_stack).

@@ -174,8 +174,8 @@ TEST_CASE("the level-2 log is the host kernel's, line for line", "[bpfvm][kernel
       {"rt_maps", "bad_ctx_read", true, 0},
       {"rt_globals", "write_rodata", true, 0},
       {"map_slots", "tail_target", true, 0},
-      // A subprogram call and return, then bpf_loop: its callback is verified here as a loop
-      // invariant, not by the kernel's iteration states.
+      // A subprogram call and return, then bpf_loop: the kernel's state after the call prints
+      // the registers and slots its precision backtracking scratched.
       {"globals", "prog_a", false, 42},
       // 745 lines of a bounded loop's exploration, to the first state the kernel does not
       // prune and this verifier does (its precision is not the kernel's backtracking).

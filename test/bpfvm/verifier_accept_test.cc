@@ -562,3 +562,16 @@ TEST_CASE("verifier: bpf_get_smp_processor_id() is below the CPU count", "[bpfvm
   CHECK_THAT(r.log, Catch::Contains("call bpf_get_smp_processor_id#8"));
   CHECK_THAT(r.log, Catch::Contains("; R0=scalar(smin=smin32=0,smax=umax=smax32=umax32=63,var_off=(0x0; 0x3f))"));
 }
+// bpf_get_socket_cookie(NULL): the tracing variant's argument may be NULL (cookie 0).
+ACCEPT("bpf_get_socket_cookie of NULL", syscall, BPF_MOV64_IMM(BPF_REG_1, 0),
+       BPF_EMIT_CALL(BPF_FUNC_get_socket_cookie), BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN())
+// The callback of verifier_reject_test.cc's "unsafe on its second iteration", called once.
+ACCEPT("bpf_loop callback unsafe on a second iteration, called once", syscall,
+       BPF_MOV64_IMM(BPF_REG_1, 0), BPF_STX_MEM(BPF_DW, BPF_REG_10, BPF_REG_1, -8),
+       BPF_MOV64_IMM(BPF_REG_1, 1), BPF_LD_FUNC(BPF_REG_2, 7),
+       BPF_MOV64_REG(BPF_REG_3, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_3, -8),
+       BPF_MOV64_IMM(BPF_REG_4, 0), BPF_EMIT_CALL(BPF_FUNC_loop), BPF_MOV64_IMM(BPF_REG_0, 0),
+       BPF_EXIT_INSN(), BPF_LDX_MEM(BPF_DW, BPF_REG_3, BPF_REG_2, 0),
+       BPF_JMP_IMM(BPF_JEQ, BPF_REG_3, 0, 1), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_4, 0),
+       BPF_MOV64_IMM(BPF_REG_3, 1), BPF_STX_MEM(BPF_DW, BPF_REG_2, BPF_REG_3, 0),
+       BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN())

@@ -90,3 +90,51 @@ TEST_CASE("verifier: map-update loops prune as the kernel's", "[bpfvm][verifier]
     }
   }
 }
+
+// test/progs/verifier_callbacks.bpf.c: bpf_loop callbacks walked again from the call until
+// their iterations converge, with the kernel's verdicts (Linux 6.18, loaded by libbpf as
+// SYSCALL programs by a root loader; kernel_diff_test.cc compares with the host kernel where
+// bpf() is allowed). A counter that decides an access is walked exactly, one iteration after
+// another, up to nr_loops' bound; one that decides nothing converges after a few walks
+// whatever the bound (the verifier's work stays bounded).
+TEST_CASE("verifier: bpf_loop callbacks iterate until their states converge",
+          "[bpfvm][verifier][obj][callback]") {
+  struct Expect {
+    const char *prog;
+    bool ok;
+    u32 kernel_processed;
+    const char *error;
+  };
+  const Expect expect[] = {
+      {"index_within_bound", true, 170, ""},
+      {"index_past_bound", false, 0, "R0 min value is outside of the allowed memory range"},
+      {"index_unbounded", false, 0, "R0 min value is outside of the allowed memory range"},
+      {"counter_converges", true, 35, ""},
+      {"count_used_after_loop_ok", true, 77, ""},
+      {"count_used_after_loop_bad", false, 0, "R0 min value is outside of the allowed memory range"},
+  };
+  KfuncRegistry reg;
+  LoadOptions lo;
+  lo.kfuncs = &reg;
+  absl::StatusOr<BpfObject> obj = load_object_file(testing::prog_path("verifier_callbacks"), lo);
+  REQUIRE(obj.ok());
+  const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
+  for (const Expect &e : expect) {
+    const BpfProgram *p = nullptr;
+    for (const BpfProgram &q : obj->progs)
+      if (q.name == e.prog) p = &q;
+    REQUIRE(p);
+    bpf_verifier_opts o = bpf_verifier_opts_for(*obj, *p, in, &bpf_syscall_prog_type());
+    o.allow_ptr_leaks = true;
+    o.allow_uninit_stack = true;
+    const bpf_verifier_result r = bpf_check(p->insns, o);
+    CAPTURE(e.prog, r.error, r.insn_processed, e.kernel_processed);
+    CHECK(r.ok() == e.ok);
+    if (e.ok) {
+      CHECK(r.insn_processed <= e.kernel_processed * 3 / 2);
+      CHECK(r.insn_processed * 3 / 2 >= e.kernel_processed);
+    } else {
+      CHECK_THAT(r.error, Catch::Contains(e.error));
+    }
+  }
+}

@@ -659,3 +659,27 @@ TEST_CASE("verifier rejects: a socket or inode storage map passed to bpf_map_loo
 }
 REJECT("a subprogram's unset r0 read by its caller", raw, "R0 !read_ok",
        BPF_CALL_REL(1), BPF_EXIT_INSN(), BPF_MOV64_IMM(BPF_REG_1, 1), BPF_EXIT_INSN())
+// bpf_get_socket_cookie (the tracing variant a SYSCALL program gets): a socket or NULL; no
+// register holds a socket here, and the kernel's message lists its socket types.
+REJECT("bpf_get_socket_cookie of the context", syscall,
+       "R1 type=ctx expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_",
+       BPF_EMIT_CALL(BPF_FUNC_get_socket_cookie), RET0)
+// A bpf_loop callback safe on its first iteration only: it reads r4 (unset) once the context
+// slot it sets is non-zero. The kernel walks the callback again from the call, and the slot
+// decides a branch, so it is not widened: the second walk fails (verifier_iterating_callbacks.c's
+// unsafe_on_2nd_iter is the same shape). One iteration (nr_loops 1) is accepted
+// (verifier_accept_test.cc).
+#define CB_SECOND_ITER(nr_loops)                                                            \
+  BPF_MOV64_IMM(BPF_REG_1, 0), BPF_STX_MEM(BPF_DW, BPF_REG_10, BPF_REG_1, -8),              \
+      BPF_MOV64_IMM(BPF_REG_1, nr_loops), BPF_LD_FUNC(BPF_REG_2, 7),                        \
+      BPF_MOV64_REG(BPF_REG_3, BPF_REG_10), BPF_ALU64_IMM(BPF_ADD, BPF_REG_3, -8),          \
+      BPF_MOV64_IMM(BPF_REG_4, 0), BPF_EMIT_CALL(BPF_FUNC_loop), RET0,                      \
+      BPF_LDX_MEM(BPF_DW, BPF_REG_3, BPF_REG_2, 0), BPF_JMP_IMM(BPF_JEQ, BPF_REG_3, 0, 1),  \
+      BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_4, 0), BPF_MOV64_IMM(BPF_REG_3, 1),            \
+      BPF_STX_MEM(BPF_DW, BPF_REG_2, BPF_REG_3, 0), RET0
+REJECT("bpf_loop callback unsafe on its second iteration", syscall, "R4 !read_ok",
+       CB_SECOND_ITER(2))
+// The socket casts take a socket, never NULL (verifier_sock.c's of_bpf_skc_to_helpers).
+REJECT("bpf_skc_to_tcp_sock of NULL", syscall,
+       "R1 type=scalar expected=sock_common, sock, tcp_sock, xdp_sock, ptr_, trusted_ptr_",
+       BPF_MOV64_IMM(BPF_REG_1, 0), BPF_EMIT_CALL(BPF_FUNC_skc_to_tcp_sock), RET0)
