@@ -42,6 +42,9 @@ void eventfd_signal(eventfd_ctx *ctx) {
   wake_up_all(&ctx->wqh);
 }
 
+// The blocking read's loop (prepare_to_wait, test under the lock, signal, timeout, sleep) has
+// the shape of inotify_read_event()'s (kernel/notify/inotify.cc): each mirrors its own kernel
+// read (eventfd_read, inotify_read), which the kernel writes out separately too.
 int eventfd_read_timeout(eventfd_ctx *ctx, long timeout, u64 *cnt) {
   unsigned long deadline = jiffies + static_cast<unsigned long>(timeout > 0 ? timeout : 0);
   wait_queue_entry we;

@@ -260,6 +260,8 @@ int inotify_rm_watch(fsnotify_group *group, int wd) {
   return 0;
 }
 
+// The loop has the shape of eventfd_read_timeout()'s (kernel/eventfd.cc): each mirrors its own
+// kernel read, which the kernel writes out separately too.
 int inotify_read_event(fsnotify_group *group, long timeout, inotify_event *ev) {
   unsigned long deadline = jiffies + static_cast<unsigned long>(timeout > 0 ? timeout : 0);
   wait_queue_entry we;
