@@ -25,6 +25,8 @@
 // Emulation: the trap is reached through the machine's signal hook on return to user mode
 //   (emu::register_get_signal_hook); the process layer restarts an interrupted sleep or pause
 //   after the trap, as the kernel restarts the system call (mm/process.cc).
+#include <vector>
+
 #include "kernel/cgroup.h"
 #include "kernel/cgroup_internal.h"
 #include "shim/bug.h"
@@ -184,13 +186,12 @@ void cgroup_freezer_get_signal() {
   }
 }
 
-// Pre-order over cgrp and its live descendants (removed cgroups are unlinked from their
+// Appends cgrp and its live descendants in pre-order (removed cgroups are unlinked from their
 // parent's children, so the walk sees live ones only, as css_for_each_descendant_pre skipping
 // cgroup_is_dead ones).
-template <typename F>
-void cgroup_for_each_live_descendant_pre(cgroup *cgrp, F fn) REQUIRES(cgroup_mutex) {
-  fn(cgrp);
-  for (cgroup *child : cgrp->children) cgroup_for_each_live_descendant_pre(child, fn);
+void live_descendants_pre(cgroup *cgrp, std::vector<cgroup *> *out) REQUIRES(cgroup_mutex) {
+  out->push_back(cgrp);
+  for (cgroup *child : cgrp->children) live_descendants_pre(child, out);
 }
 
 }  // namespace
@@ -230,18 +231,20 @@ void cgroup_freeze(cgroup *cgrp, bool freeze) {
   if (cgrp->freezer.freeze == freeze) return;
   cgrp->freezer.freeze = freeze;
   bool applied = false;
-  cgroup_for_each_live_descendant_pre(cgrp, [&](cgroup *dsct) {
+  std::vector<cgroup *> subtree;
+  live_descendants_pre(cgrp, &subtree);
+  for (cgroup *dsct : subtree) {
     if (freeze) {
       // Already to be frozen by an ancestor's setting?
-      if (++dsct->freezer.e_freeze > 1) return;
+      if (++dsct->freezer.e_freeze > 1) continue;
     } else {
       // Still to be frozen by an ancestor's setting?
-      if (--dsct->freezer.e_freeze > 0) return;
+      if (--dsct->freezer.e_freeze > 0) continue;
       WARN_ON_ONCE(dsct->freezer.e_freeze < 0);
     }
     cgroup_do_freeze(dsct, freeze);
     applied = true;
-  });
+  }
   // Nothing changed state (an ancestor decides it): the writer is told there is nothing to
   // wait for.
   if (!applied) cgroup_file_notify(&cgrp->events_file);
