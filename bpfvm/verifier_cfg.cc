@@ -611,6 +611,24 @@ static bool precise_pass(bpf_verifier_env &env, bool callbacks_read_caller_stack
   return changed;
 }
 
+// Closes a per-subprogram mark over the static call graph: a subprogram that calls a marked
+// one (directly or through others) is marked too.
+static void mark_callers(const bpf_verifier_env &env, std::vector<u8> *marks) {
+  std::vector<u8> &r = *marks;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t s = 0; s < r.size(); s++) {
+      if (r[s]) continue;
+      for (u32 c : env.subprogs[s].callees)
+        if (c < r.size() && r[c]) {
+          r[s] = 1;
+          grew = true;
+          break;
+        }
+    }
+  }
+}
+
 // Subprograms that may load a precise value through a pointer other than fp (K_LOAD into a
 // register of the next instruction's precise_in, or an atomic fetch), then closed over the
 // static call graph.
@@ -630,18 +648,7 @@ static bool update_reads_caller_stack(bpf_verifier_env &env) {
       ptr_read = f.flow & (WR_SRC | WR_R0);
     if (ptr_read) r[env.aux[k].subprogno] = 1;
   }
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (size_t s = 0; s < r.size(); s++) {
-      if (r[s]) continue;
-      for (u32 c : env.subprogs[s].callees)
-        if (c < r.size() && r[c]) {
-          r[s] = 1;
-          grew = true;
-          break;
-        }
-    }
-  }
+  mark_callers(env, &r);
   const bool changed = r != env.reads_caller_stack;
   env.reads_caller_stack = std::move(r);
   return changed;
@@ -685,18 +692,7 @@ static void compute_loose_precision(bpf_verifier_env &env) {
                    ((f.flow & WR_R0) && (regs[k + 1] & 1u));
       if (ptr_read) r[env.aux[k].subprogno] = 1;
     }
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (size_t s = 0; s < r.size(); s++) {
-        if (r[s]) continue;
-        for (u32 c : env.subprogs[s].callees)
-          if (c < r.size() && r[c]) {
-            r[s] = 1;
-            grew = true;
-            break;
-          }
-      }
-    }
+    mark_callers(env, &r);
     if (r == env.callback_reads_precise) break;
     env.callback_reads_precise = std::move(r);
   }

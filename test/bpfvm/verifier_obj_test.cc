@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <span>
 #include <string>
 
 #include "bpfvm/loader.h"
@@ -12,6 +13,49 @@
 
 using namespace umemcg;
 using namespace umemcg::emu;
+
+namespace {
+
+// The kernel's verdict on one program of a test object: accepted with its processed count, or
+// rejected with its error.
+struct KernelExpect {
+  const char *prog;
+  bool ok;
+  u32 kernel_processed;
+  const char *error;
+};
+
+// Verifies each expected program of test/progs/OBJECT.bpf.o as a SYSCALL program loaded by a
+// root loader and checks it against the kernel's verdict: an accepted one within 1.5x of the
+// kernel's processed count either way, a rejected one with the kernel's error.
+void check_like_kernel(const char *object, std::span<const KernelExpect> expect) {
+  KfuncRegistry reg;
+  LoadOptions lo;
+  lo.kfuncs = &reg;
+  absl::StatusOr<BpfObject> obj = load_object_file(testing::prog_path(object), lo);
+  REQUIRE(obj.ok());
+  const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
+  for (const KernelExpect &e : expect) {
+    const BpfProgram *p = nullptr;
+    for (const BpfProgram &q : obj->progs)
+      if (q.name == e.prog) p = &q;
+    REQUIRE(p);
+    bpf_verifier_opts o = bpf_verifier_opts_for(*obj, *p, in, &bpf_syscall_prog_type());
+    o.allow_ptr_leaks = true;
+    o.allow_uninit_stack = true;
+    const bpf_verifier_result r = bpf_check(p->insns, o);
+    CAPTURE(e.prog, r.error, r.insn_processed, e.kernel_processed);
+    CHECK(r.ok() == e.ok);
+    if (e.ok) {
+      CHECK(r.insn_processed <= e.kernel_processed * 3 / 2);
+      CHECK(r.insn_processed * 3 / 2 >= e.kernel_processed);
+    } else {
+      CHECK_THAT(r.error, Catch::Contains(e.error));
+    }
+  }
+}
+
+}  // namespace
 
 TEST_CASE("verifier: syscall programs of the compiled test objects verify", "[bpfvm][verifier][obj]") {
   KfuncRegistry reg;
@@ -52,43 +96,14 @@ TEST_CASE("verifier: syscall programs of the compiled test objects verify", "[bp
 // 1.5x of the kernel's count: the spilled loop values are not precise, so the hit and miss
 // paths of an iteration prune into one.
 TEST_CASE("verifier: map-update loops prune as the kernel's", "[bpfvm][verifier][obj]") {
-  struct Expect {
-    const char *prog;
-    bool ok;
-    u32 kernel_processed;
-    const char *error;
-  };
-  const Expect expect[] = {
+  const KernelExpect expect[] = {
       {"update_var32", true, 1874, ""},
       {"update_const32", true, 1370, ""},
       {"update_var64", true, 1439, ""},
       {"update_const64", true, 1439, ""},
       {"update_key_addr", false, 61, "infinite loop detected at insn"},
   };
-  KfuncRegistry reg;
-  LoadOptions lo;
-  lo.kfuncs = &reg;
-  absl::StatusOr<BpfObject> obj = load_object_file(testing::prog_path("verifier_loops"), lo);
-  REQUIRE(obj.ok());
-  const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
-  for (const Expect &e : expect) {
-    const BpfProgram *p = nullptr;
-    for (const BpfProgram &q : obj->progs)
-      if (q.name == e.prog) p = &q;
-    REQUIRE(p);
-    bpf_verifier_opts o = bpf_verifier_opts_for(*obj, *p, in, &bpf_syscall_prog_type());
-    o.allow_ptr_leaks = true;
-    o.allow_uninit_stack = true;
-    const bpf_verifier_result r = bpf_check(p->insns, o);
-    CAPTURE(e.prog, r.error, r.insn_processed, e.kernel_processed);
-    CHECK(r.ok() == e.ok);
-    if (e.ok) {
-      CHECK(r.insn_processed <= e.kernel_processed * 3 / 2);
-      CHECK(r.insn_processed * 3 / 2 >= e.kernel_processed);
-    } else {
-      CHECK_THAT(r.error, Catch::Contains(e.error));
-    }
-  }
+  check_like_kernel("verifier_loops", expect);
 }
 
 // test/progs/verifier_callbacks.bpf.c: bpf_loop callbacks walked again from the call until
@@ -99,13 +114,7 @@ TEST_CASE("verifier: map-update loops prune as the kernel's", "[bpfvm][verifier]
 // whatever the bound (the verifier's work stays bounded).
 TEST_CASE("verifier: bpf_loop callbacks iterate until their states converge",
           "[bpfvm][verifier][obj][callback]") {
-  struct Expect {
-    const char *prog;
-    bool ok;
-    u32 kernel_processed;
-    const char *error;
-  };
-  const Expect expect[] = {
+  const KernelExpect expect[] = {
       {"index_within_bound", true, 170, ""},
       {"index_past_bound", false, 0, "R0 min value is outside of the allowed memory range"},
       {"index_unbounded", false, 0, "R0 min value is outside of the allowed memory range"},
@@ -113,28 +122,5 @@ TEST_CASE("verifier: bpf_loop callbacks iterate until their states converge",
       {"count_used_after_loop_ok", true, 77, ""},
       {"count_used_after_loop_bad", false, 0, "R0 min value is outside of the allowed memory range"},
   };
-  KfuncRegistry reg;
-  LoadOptions lo;
-  lo.kfuncs = &reg;
-  absl::StatusOr<BpfObject> obj = load_object_file(testing::prog_path("verifier_callbacks"), lo);
-  REQUIRE(obj.ok());
-  const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
-  for (const Expect &e : expect) {
-    const BpfProgram *p = nullptr;
-    for (const BpfProgram &q : obj->progs)
-      if (q.name == e.prog) p = &q;
-    REQUIRE(p);
-    bpf_verifier_opts o = bpf_verifier_opts_for(*obj, *p, in, &bpf_syscall_prog_type());
-    o.allow_ptr_leaks = true;
-    o.allow_uninit_stack = true;
-    const bpf_verifier_result r = bpf_check(p->insns, o);
-    CAPTURE(e.prog, r.error, r.insn_processed, e.kernel_processed);
-    CHECK(r.ok() == e.ok);
-    if (e.ok) {
-      CHECK(r.insn_processed <= e.kernel_processed * 3 / 2);
-      CHECK(r.insn_processed * 3 / 2 >= e.kernel_processed);
-    } else {
-      CHECK_THAT(r.error, Catch::Contains(e.error));
-    }
-  }
+  check_like_kernel("verifier_callbacks", expect);
 }
