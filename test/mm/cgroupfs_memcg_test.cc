@@ -50,6 +50,10 @@ TEST_CASE("cgroupfs: memcg's attach moves the mm to the effective memcg; enablin
     CHECK(wr("cgroup.subtree_control", "+memory") == 7);
     CHECK(mm.memcg == a);
     REQUIRE(env.charge(a, 4) == 0);
+    // The pages' reference on a, as a charged folio's memcg_data holds one: a removed memcg
+    // stays until its pages go.
+    css_get(&a->css);
+    env.ledger.css_refs[a]++;
     CHECK(wr("cgroup.subtree_control", "-memory") == 7);
     CHECK(mm.memcg == nullptr);
     CHECK(page_counter_read(&a->memory) >= 4);  // the charge stayed
@@ -58,6 +62,10 @@ TEST_CASE("cgroupfs: memcg's attach moves the mm to the effective memcg; enablin
     CHECK(cgroupfs_rmdir("a") == 0);
   });
   env.release_all();
+  env.run([&] {
+    env.ledger.css_refs[a]--;
+    css_put(&a->css);
+  });
   env.finish();
 }
 

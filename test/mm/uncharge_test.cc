@@ -170,8 +170,13 @@ TEST_CASE("kmem: reparenting moves a memcg's objcg and those reparented to it ea
   REQUIRE(oa);
   REQUIRE(ob);
   REQUIRE(oc);
-  // Live objects keep the objcgs after their memcgs go.
+  // Live objects keep the objcgs after their memcgs go: each holds a reference, as a slab
+  // object's obj_exts entry does.
   env.run([&] {
+    for (obj_cgroup *o : {ob, oa, oc}) {
+      obj_cgroup_get(o);
+      env.ledger.objcg_refs[o]++;
+    }
     REQUIRE(obj_cgroup_charge(ob, GFP_KERNEL, 64) == 0);
     env.ledger.obj_bytes[ob] += 64;
     REQUIRE(obj_cgroup_charge(oa, GFP_KERNEL, 32) == 0);
@@ -203,6 +208,10 @@ TEST_CASE("kmem: reparenting moves a memcg's objcg and those reparented to it ea
     env.ledger.obj_bytes[oa] -= 32;
     obj_cgroup_uncharge(oc, 16);
     env.ledger.obj_bytes[oc] -= 16;
+    for (obj_cgroup *o : {ob, oa, oc}) {
+      env.ledger.objcg_refs[o]--;
+      obj_cgroup_put(o);
+    }
   });
   env.check();
   env.finish();
