@@ -28,7 +28,10 @@ DEFINE_MUTEX(cgroup_mutex);
 namespace {
 
 cgroup_root *g_root = nullptr;
-workqueue_struct *cgroup_destroy_wq = nullptr;
+// The kernel's queues for the release and free stages of a css (cgroup_wq_init()): per-CPU,
+// one item at a time per vCPU. (Offlining runs in kill_css() itself: see cgroup.h.)
+workqueue_struct *cgroup_release_wq = nullptr;
+workqueue_struct *cgroup_free_wq = nullptr;
 u64 g_serial = 0;  // under cgroup_mutex
 
 // Emulator bookkeeping: every allocated css by serial number (allocation order), and the
@@ -97,7 +100,7 @@ void css_free_rcu_fn(rcu_head *head) {
   cgroup_subsys_state *css = container_of(head, cgroup_subsys_state, rcu);
   // RCU callbacks may not sleep: css_free runs from a work item, as queue_rcu_work() does.
   INIT_WORK(&css->destroy_work, css_free_work_fn);
-  queue_work(cgroup_destroy_wq, &css->destroy_work);
+  queue_work(cgroup_free_wq, &css->destroy_work);
 }
 
 void css_release_work_fn(work_struct *work) {
@@ -213,7 +216,7 @@ void css_release(cgroup_subsys_state *css) {
   WARN_ON_ONCE(!(css->flags & CSS_DYING));
   atomic_long_inc(&g_inflight);
   INIT_WORK(&css->destroy_work, css_release_work_fn);
-  queue_work(cgroup_destroy_wq, &css->destroy_work);
+  queue_work(cgroup_release_wq, &css->destroy_work);
 }
 
 cgroup_root *cgroup_current_root() { return g_root; }
@@ -224,7 +227,10 @@ cgroup_root *cgroup_setup_root(bool dfl, unsigned int flags, cgroup_subsys *ss, 
     if (err) *err = -EBUSY;
     return nullptr;
   }
-  if (!cgroup_destroy_wq) cgroup_destroy_wq = alloc_workqueue("cgroup_destroy", WQ_UNBOUND, 1);
+  if (!cgroup_release_wq) {
+    cgroup_release_wq = alloc_workqueue("cgroup_release", WQ_PERCPU, 1);
+    cgroup_free_wq = alloc_workqueue("cgroup_free", WQ_PERCPU, 1);
+  }
   cgroup_freezer_boot();
   g_next_id = 1;
   g_free_ids = {};
@@ -331,8 +337,9 @@ void cgroup_destroy_root(cgroup_root *root) {
   free_css(root_css);
   delete root;
   emu::cgroup_flush_releases();
-  destroy_workqueue(cgroup_destroy_wq);
-  cgroup_destroy_wq = nullptr;
+  destroy_workqueue(cgroup_release_wq);
+  destroy_workqueue(cgroup_free_wq);
+  cgroup_release_wq = cgroup_free_wq = nullptr;
 }
 
 cgroup *cgroup_find_child(cgroup *parent, const std::string &name) {
@@ -512,9 +519,9 @@ long cgroup_live_css() { return atomic_long_read(&g_live); }
 void cgroup_flush_releases() {
   // A release queues an RCU callback that queues the free work: alternate until nothing is left.
   for (int i = 0; i < 1000 && atomic_long_read(&g_inflight) > 0; i++) {
-    if (cgroup_destroy_wq) flush_workqueue(cgroup_destroy_wq);
+    if (cgroup_release_wq) flush_workqueue(cgroup_release_wq);
     rcu_barrier();
-    if (cgroup_destroy_wq) flush_workqueue(cgroup_destroy_wq);
+    if (cgroup_free_wq) flush_workqueue(cgroup_free_wq);
   }
   WARN_ON(atomic_long_read(&g_inflight) != 0);
 }

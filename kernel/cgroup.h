@@ -11,7 +11,9 @@
 //           fails from here on), css_offline runs, CSS_ONLINE is cleared and the base reference
 //           is dropped.
 //   last css_put: release work (css_released, unlink, id freed) -> RCU grace period ->
-//           free work (css_free, then the parent reference is put).
+//           free work (css_free, then the parent reference is put). The two works run on
+//           cgroup_release_wq and cgroup_free_wq, per-CPU queues running one item at a time
+//           per vCPU (max_active 1), as the kernel's.
 // Emulation: the css reference count is one atomic counter (the kernel's percpu_ref switches to
 //   atomic mode at kill; the observable rules, tryget after kill and "release at zero", are
 //   kept). css_get/css_put are therefore atomic RMWs on a shared line, as percpu_ref is after kill.

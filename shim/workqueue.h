@@ -13,7 +13,11 @@
 // again while it runs, it runs again after, by the same worker, never at the same time.
 // Emulation: each vCPU has one worker pool shared by all per-CPU workqueues, plus one unbound
 //   pool; a pool gets a new worker whenever work is queued and no worker is idle (up to 32),
-//   instead of the kernel's concurrency management on sleeping workers. max_active is ignored.
+//   instead of the kernel's concurrency management on sleeping workers.
+// max_active is the kernel's: at most that many items of one queue are active at once per pool
+// (per vCPU for a per-CPU queue, over the whole queue for an unbound one, which has one pool
+// here as on a one-node machine); the others wait, in queueing order, until one finishes.
+// alloc_ordered_workqueue() runs one item at a time, in queueing order.
 // Emulation: flush_workqueue() waits until the queue has nothing in flight, including work
 //   queued after the flush began.
 #pragma once
@@ -60,6 +64,10 @@ inline constexpr unsigned int WQ_FREEZABLE = 1 << 2;
 inline constexpr unsigned int WQ_MEM_RECLAIM = 1 << 3;
 inline constexpr unsigned int WQ_HIGHPRI = 1 << 4;
 inline constexpr unsigned int WQ_PERCPU = 1 << 8;
+inline constexpr unsigned int __WQ_ORDERED = 1 << 17;  // internal: alloc_ordered_workqueue()
+
+inline constexpr int WQ_MAX_ACTIVE = 512;
+inline constexpr int WQ_DFL_ACTIVE = WQ_MAX_ACTIVE / 2;  // max_active 0 asks for this
 
 struct workqueue_struct;
 
@@ -75,7 +83,12 @@ inline delayed_work *to_delayed_work(work_struct *work) {
                                           offsetof(delayed_work, work));
 }
 
+// max_active: items of the queue active at once per pool (see the banner); 0 for the default,
+// WQ_DFL_ACTIVE; out of [1, WQ_MAX_ACTIVE] it is clamped, with a warning.
 workqueue_struct *alloc_workqueue(const char *name, unsigned int flags, int max_active);
+inline workqueue_struct *alloc_ordered_workqueue(const char *name, unsigned int flags) {
+  return alloc_workqueue(name, WQ_UNBOUND | __WQ_ORDERED | flags, 1);
+}
 void destroy_workqueue(workqueue_struct *wq);
 void flush_workqueue(workqueue_struct *wq);
 

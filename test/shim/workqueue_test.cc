@@ -245,3 +245,162 @@ TEST_CASE("workqueue: queued again from another vCPU while it runs, the queue's 
   }, 0);
   CHECK(s.runs == 40);
 }
+
+namespace {
+// Items of one group record how many of the group run at once and the order they start in.
+struct Group {
+  std::atomic<int> inside{0}, max_inside{0}, started{0};
+};
+struct Member {
+  work_struct work;
+  Group *group = nullptr;
+  unsigned sleep_ms = 5;
+  std::atomic<int> start_rank{-1}, runs{0};
+};
+void member_fn(work_struct *w) {
+  auto *it = reinterpret_cast<Member *>(w);
+  Group *g = it->group;
+  it->start_rank = g->started++;
+  int n = ++g->inside;
+  int m = g->max_inside.load();
+  while (n > m && !g->max_inside.compare_exchange_weak(m, n)) {
+  }
+  msleep(it->sleep_ms);  // a sleeping item: without max_active another worker would start
+  --g->inside;
+  it->runs++;
+}
+}  // namespace
+
+TEST_CASE("workqueue: max_active bounds a per-CPU queue's running items per vCPU; the others "
+          "wait and start in queueing order",
+          "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    for (int max_active : {1, 2, 0}) {
+      CAPTURE(mode, max_active);
+      WarnCheck wc;
+      emu::Machine m(config(mode, 2, 31));
+      Group on1, on0;
+      Member items[5], other;
+      m.exec([&] {
+        workqueue_struct *wq = alloc_workqueue("bounded", WQ_PERCPU, max_active);
+        for (auto &it : items) {
+          it.group = &on1;
+          INIT_WORK(&it.work, member_fn);
+          CHECK(queue_work_on(1, wq, &it.work));
+        }
+        other.group = &on0;  // another vCPU's pool: not bounded by vCPU 1's items
+        INIT_WORK(&other.work, member_fn);
+        CHECK(queue_work_on(0, wq, &other.work));
+        flush_workqueue(wq);
+        destroy_workqueue(wq);
+      }, 0);
+      for (auto &it : items) CHECK(it.runs == 1);
+      CHECK(other.runs == 1);
+      if (max_active == 1) {
+        CHECK(on1.max_inside == 1);
+        for (int i = 0; i < 5; i++) CHECK(items[i].start_rank == i);
+      } else if (max_active == 2) {
+        CHECK(on1.max_inside <= 2);
+        if (mode == emu::Mode::simulated) CHECK(on1.max_inside == 2);
+      } else if (mode == emu::Mode::simulated) {
+        CHECK(on1.max_inside == 5);  // the default (WQ_DFL_ACTIVE) lets all of them run
+      }
+    }
+  }
+}
+
+TEST_CASE("workqueue: an unbound queue's max_active bounds the whole queue; an ordered queue "
+          "runs one item at a time in queueing order",
+          "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    CAPTURE(mode);
+    WarnCheck wc;
+    emu::Machine m(config(mode, 4, 32));
+    Group ub, ord, clamped;
+    Member a[6], b[6], c[3];
+    m.exec([&] {
+      workqueue_struct *wq = alloc_workqueue("ub2", WQ_UNBOUND, 2);
+      workqueue_struct *oq = alloc_ordered_workqueue("ordered", 0);
+      workqueue_struct *cq = alloc_workqueue("clamped", WQ_UNBOUND, -3);  // clamped to 1
+      for (int i = 0; i < 6; i++) {
+        a[i].group = &ub;
+        INIT_WORK(&a[i].work, member_fn);
+        CHECK(queue_work_on(i % 4, wq, &a[i].work));  // the vCPU does not matter: one pool
+        b[i].group = &ord;
+        b[i].sleep_ms = 1 + (5 - i);  // the earlier ones sleep longer: order still holds
+        INIT_WORK(&b[i].work, member_fn);
+        CHECK(queue_work_on(i % 4, oq, &b[i].work));
+      }
+      for (auto &it : c) {
+        it.group = &clamped;
+        INIT_WORK(&it.work, member_fn);
+        CHECK(queue_work(cq, &it.work));
+      }
+      flush_workqueue(wq);
+      flush_workqueue(oq);
+      flush_workqueue(cq);
+      destroy_workqueue(wq);
+      destroy_workqueue(oq);
+      destroy_workqueue(cq);
+    }, 0);
+    for (auto &it : a) CHECK(it.runs == 1);
+    CHECK(ub.max_inside <= 2);
+    if (mode == emu::Mode::simulated) CHECK(ub.max_inside == 2);
+    CHECK(ord.max_inside == 1);
+    for (int i = 0; i < 6; i++) CHECK(b[i].start_rank == i);
+    CHECK(clamped.max_inside == 1);
+  }
+}
+
+TEST_CASE("workqueue: an item waiting for max_active can be flushed and cancelled; a cancelled "
+          "active item lets the next one start",
+          "[shim][workqueue]") {
+  for (emu::Mode mode : test::kBothModes) {
+    CAPTURE(mode);
+    WarnCheck wc;
+    emu::Machine m(config(mode, 2, 33));
+    Group g;
+    Member first, second, third;
+    bool cancelled_active = false;
+    m.exec([&] {
+      workqueue_struct *wq = alloc_workqueue("one", WQ_PERCPU, 1);
+      for (Member *it : {&first, &second, &third}) {
+        it->group = &g;
+        it->sleep_ms = 10;
+        INIT_WORK(&it->work, member_fn);
+      }
+      CHECK(queue_work_on(1, wq, &first.work));
+      CHECK(queue_work_on(1, wq, &second.work));
+      CHECK(queue_work_on(1, wq, &third.work));
+      // second and third wait behind first: third is removed, never runs.
+      CHECK(cancel_work_sync(&third.work));
+      CHECK(third.runs == 0);
+      // Flushing the waiting second waits for first and then for it.
+      CHECK(flush_work(&second.work));
+      CHECK(first.runs == 1);
+      CHECK(second.runs == 1);
+      // Queued again, third is active while nothing else is.
+      CHECK(queue_work_on(1, wq, &third.work));
+      flush_workqueue(wq);
+      CHECK(third.runs == 1);
+      // An active item cancelled before it runs hands its turn to the next waiting one
+      // (without that, y would wait for ever).
+      Member x, y;
+      for (Member *it : {&x, &y}) {
+        it->group = &g;
+        INIT_WORK(&it->work, member_fn);
+      }
+      CHECK(queue_work_on(1, wq, &x.work));
+      CHECK(queue_work_on(1, wq, &y.work));
+      cancelled_active = cancel_work(&x.work);
+      CHECK(flush_work(&y.work));
+      CHECK(y.runs == 1);
+      CHECK(x.runs == (cancelled_active ? 0 : 1));
+      destroy_workqueue(wq);
+    }, 0);
+    CHECK(g.max_inside == 1);
+    CHECK(second.start_rank == 1);
+    // The simulated schedule (this seed) cancels x before its worker takes it.
+    if (mode == emu::Mode::simulated) CHECK(cancelled_active);
+  }
+}
