@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// test/pch/mm_pch.h: the precompiled header of test-mm (meson's cpp_pch): test_pch.h's
+// headers and the memcg test environment that nearly every test of mm/ includes (with it the
+// headers of mm/, kernel/ and shim/ it pulls in: about two thirds of a test file's compile
+// time). Each test file still includes what it uses itself.
+#pragma once
+
+#include "test/pch/test_pch.h"
+#include "test/support/memcg_env.h"
