@@ -2,7 +2,8 @@
 // bpfvm/helper_proto.cc: the helper prototype table and the implementation registry.
 //
 // Mirrors: kernel/bpf/helpers.c, kernel/bpf/ringbuf.c, kernel/bpf/bpf_task_storage.c,
-//          kernel/trace/bpf_trace.c, kernel/bpf/bpf_iter.c (bpf_loop_proto), the
+//          kernel/trace/bpf_trace.c, kernel/bpf/bpf_iter.c (bpf_loop_proto,
+//          bpf_for_each_map_elem_proto), kernel/bpf/task_iter.c (bpf_find_vma_proto), the
 //          check_map_func_compatibility() table of kernel/bpf/verifier.c (Linux 6.19)
 // Emulation: see helper_proto.h.
 #include "bpfvm/helper_proto.h"
@@ -89,6 +90,11 @@ const bpf_func_proto kProtos[] = {
      RET_PTR_TO_BTF_ID_OR_NULL, {ARG_PTR_TO_BTF_ID_SOCK_COMMON}, {}, "unix_sock"},
     {"bpf_loop", BPF_FUNC_loop, false, false, kAny, RET_INTEGER,
      {ARG_ANYTHING, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING}, {}},
+    {"bpf_for_each_map_elem", BPF_FUNC_for_each_map_elem, false, false, kAny, RET_INTEGER,
+     {ARG_CONST_MAP_PTR, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING}, {}},
+    {"bpf_find_vma", BPF_FUNC_find_vma, false, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_BTF_ID, ARG_ANYTHING, ARG_PTR_TO_FUNC, ARG_PTR_TO_STACK_OR_NULL, ARG_ANYTHING},
+     {"task_struct"}},
     // The result is written through a pointer of sizeof(long), aligned to it.
     {"bpf_strtol", BPF_FUNC_strtol, false, false, kAny, RET_INTEGER,
      {ARG_PTR_TO_MEM | MEM_RDONLY, ARG_CONST_SIZE, ARG_ANYTHING,
@@ -137,6 +143,11 @@ const bpf_func_proto *bpf_helper_proto(u32 func_id) {
 const char *bpf_func_id_name(u32 func_id) {
   if (func_id < sizeof(kFuncNames) / sizeof(kFuncNames[0])) return kFuncNames[func_id];
   return "unknown";
+}
+
+bool bpf_is_sync_callback_calling_function(u32 func_id) {
+  return func_id == BPF_FUNC_loop || func_id == BPF_FUNC_for_each_map_elem ||
+         func_id == BPF_FUNC_find_vma;
 }
 
 bool bpf_map_func_compatible(u32 map_type, u32 func_id) {

@@ -98,6 +98,10 @@ const char *bpf_func_id_name(u32 func_id);
 // Map types that only some helpers accept (ringbuf, task storage): true if func_id may take a
 // map of map_type (kernel: check_map_func_compatibility()).
 bool bpf_map_func_compatible(u32 map_type, u32 func_id);
+// Helpers that call a callback of the program before they return (bpf_loop,
+// bpf_for_each_map_elem, bpf_find_vma; kernel: is_sync_callback_calling_function()): the
+// verifier walks the callback again from the call until its iterations converge.
+bool bpf_is_sync_callback_calling_function(u32 func_id);
 
 // Not in the uapi header this project builds against (Linux 6.1): ids of Linux 6.19.
 inline constexpr u32 kBpfFuncMaxId = 212;

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/helpers_impl.cc: the run context, the helper table, and the helpers about time, the
-// current task, the CPU, random numbers and bpf_loop.
+// current task, the CPU, random numbers, and the callback-calling bpf_loop,
+// bpf_for_each_map_elem and bpf_find_vma.
 // Mirrors: kernel/bpf/helpers.c, kernel/bpf/core.c (bpf_user_rnd_u32), kernel/bpf/bpf_iter.c
-//          (bpf_loop), include/linux/bpf.h (bpf_set_run_ctx) (Linux 6.19)
+//          (bpf_loop, bpf_for_each_map_elem), kernel/bpf/task_iter.c (bpf_find_vma),
+//          include/linux/bpf.h (bpf_set_run_ctx)
+//          (Linux 6.19)
 // Emulation: see bpfvm/helpers_impl.h.
 #include "bpfvm/helpers_impl.h"
 
@@ -221,6 +224,75 @@ BPF_HELPER(loop) {
   return ret;
 }
 
+// --- bpf_for_each_map_elem -----------------------------------------------------------------
+
+namespace {
+
+struct for_each_arg {
+  bpf_run_ctx *ctx;
+  bpf_map *map;
+  u64 cb, cb_ctx;
+  const void *key_region;  // the last key handed out that is not the map's memory (an index)
+};
+
+// One element: the callback with (map, key, value, callback_ctx). A fault stops the walk.
+u64 for_each_one(void *a, void *key, void *value) {
+  auto *fa = static_cast<for_each_arg *>(a);
+  bpf_run_ctx *ctx = fa->ctx;
+  if (ctx->chk) {
+    // The callback reads the key and reads and writes the value (the verifier's
+    // PTR_TO_MAP_KEY and PTR_TO_MAP_VALUE).
+    bpf_run_add_region(ctx, key, fa->map->key_size, false);
+    bpf_run_add_region(ctx, value, fa->map->value_size, !fa->map->rdonly_prog());
+    fa->key_region = key;
+  }
+  const u64 args[5] = {(u64)(uintptr_t)fa->map, (u64)(uintptr_t)key, (u64)(uintptr_t)value,
+                       fa->cb_ctx, 0};
+  const u64 r = ctx->run_callback(ctx, fa->cb, args);
+  return ctx->fault.empty() ? r : 1;
+}
+
+}  // namespace
+
+// bpf_for_each_map_elem(map, callback_fn, callback_ctx, flags): callback_fn(map, key, value,
+// callback_ctx) on each element until it returns 1; returns the number of calls, or -EINVAL
+// for non-zero flags.
+BPF_HELPER(for_each_map_elem) {
+  bpf_run_ctx *ctx = bpf_current_run_ctx();
+  if (!check_map(ctx, r1, "bpf_for_each_map_elem")) return (u64)-EFAULT;
+  if (!ctx || !ctx->run_callback) {
+    if (ctx) bpf_run_fault(ctx, "bpf_for_each_map_elem: no callback runner in this run");
+    return (u64)-EINVAL;
+  }
+  if (ctx->callback_depth + 1 >= MAX_CALL_FRAMES) {
+    bpf_run_fault(ctx, "bpf_for_each_map_elem: callbacks nested too deep");
+    return (u64)-E2BIG;
+  }
+  for_each_arg fa{ctx, reinterpret_cast<bpf_map *>((uintptr_t)r1), r2, r3, nullptr};
+  ctx->callback_depth++;
+  const long ret = fa.map->map_for_each_callback(for_each_one, &fa, r4);
+  ctx->callback_depth--;
+  // An array's key was a variable of the walk: gone now.
+  if (ctx->chk && fa.key_region && (fa.map->map_type == BPF_MAP_TYPE_ARRAY ||
+                                    fa.map->map_type == BPF_MAP_TYPE_PERCPU_ARRAY))
+    ctx->chk->dyn.erase((u64)(uintptr_t)fa.key_region);
+  if (!ctx->fault.empty()) return (u64)-EFAULT;
+  return (u64)ret;
+}
+
+// --- bpf_find_vma --------------------------------------------------------------------------
+
+// bpf_find_vma(task, addr, callback_fn, callback_ctx, flags): would call callback_fn(task, vma,
+// callback_ctx) once for the VMA of task's mm that holds addr, and return 0.
+// Emulation: bpfvm does not reach the address-space model (mm/ depends on bpfvm, not the
+//   reverse) and no VMA layout is registered for programs to read, so no VMA is ever found:
+//   the kernel's -ENOENT, as for a task without an mm or an address outside its mappings; the
+//   callback never runs. -EINVAL for non-zero flags, as the kernel's.
+BPF_HELPER(find_vma) {
+  if (r5) return (u64)-EINVAL;
+  return (u64)-ENOENT;
+}
+
 }  // namespace helpers
 
 std::span<const bpf_func_t> bpf_helper_table() {
@@ -250,6 +322,8 @@ std::span<const bpf_func_t> bpf_helper_table() {
     t[BPF_FUNC_task_storage_delete] = task_storage_delete;
     t[BPF_FUNC_get_current_task_btf] = get_current_task;
     t[BPF_FUNC_loop] = loop;
+    t[BPF_FUNC_for_each_map_elem] = for_each_map_elem;
+    t[BPF_FUNC_find_vma] = find_vma;
     t[BPF_FUNC_get_socket_cookie] = get_socket_cookie;
     for (u32 f : {BPF_FUNC_skc_to_tcp6_sock, BPF_FUNC_skc_to_tcp_sock,
                   BPF_FUNC_skc_to_tcp_timewait_sock, BPF_FUNC_skc_to_tcp_request_sock,

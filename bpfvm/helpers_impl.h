@@ -6,6 +6,7 @@
 // trace_printk, get_prandom_u32, get_smp_processor_id, get_current_pid_tgid, get_current_comm,
 // get_current_task, spin_lock, spin_unlock, ktime_get_boot_ns, ringbuf_output / reserve / submit
 // / discard / query, task_storage_get, task_storage_delete, get_current_task_btf, loop,
+// for_each_map_elem, find_vma (never finds a VMA: -ENOENT),
 // cgrp_storage_get, cgrp_storage_delete, get_socket_cookie (NULL only), the skc_to_*_sock casts (NULL), and timer_init / set_callback / start / cancel
 // (bpfvm/bpf_async.h). Their prototypes (what the verifier checks) live
 // beside the verifier (helper_proto.h); this file is what runs.
@@ -13,7 +14,8 @@
 // Run context: a program run installs a bpf_run_ctx on the current task (the kernel's
 // current->bpf_ctx, bpf_set_run_ctx()). It tells the helpers whether the run is checked (no
 // verifier proof: every pointer a helper receives is validated, and faults are recorded instead
-// of crashing), which memory the program may reach, and how to call a BPF callback (bpf_loop).
+// of crashing), which memory the program may reach, and how to call a BPF callback (bpf_loop,
+// bpf_for_each_map_elem).
 //
 // Mirrors: kernel/bpf/helpers.c (bpf_map_lookup_elem, bpf_map_update_elem, bpf_map_delete_elem,
 //          bpf_get_smp_processor_id, bpf_ktime_get_ns, bpf_get_current_pid_tgid,

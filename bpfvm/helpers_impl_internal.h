@@ -29,6 +29,8 @@ BPF_HELPER(cgrp_storage_get);
 BPF_HELPER(cgrp_storage_delete);
 BPF_HELPER(trace_printk);
 BPF_HELPER(loop);
+BPF_HELPER(for_each_map_elem);
+BPF_HELPER(find_vma);
 BPF_HELPER(strtol_h);
 BPF_HELPER(strtoul_h);
 

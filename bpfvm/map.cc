@@ -45,6 +45,7 @@ void bpf_map::map_for_each_value(void (*)(bpf_map *, void *)) {}
 int bpf_map::map_direct_value_addr(u64 *, u32) const { return -EINVAL; }
 
 void bpf_map::static_regions(std::vector<BpfMapRegion> *) {}
+long bpf_map::map_for_each_callback(for_each_fn, void *, u64) { return -ENOTSUPP; }
 
 bool bpf_map::is_percpu() const {
   return map_type == BPF_MAP_TYPE_PERCPU_ARRAY || map_type == BPF_MAP_TYPE_PERCPU_HASH ||

@@ -94,6 +94,13 @@ struct bpf_map {
   virtual long map_delete_elem(const void *key) = 0;
   // key == nullptr: the first key.
   virtual int map_get_next_key(const void *key, void *next_key) = 0;
+  // bpf_for_each_map_elem(): calls fn(arg, key, value) on each element in the map's order
+  // (this vCPU's value for per-CPU maps; a hash map's under RCU, bucket by bucket) until fn
+  // returns non-zero, and returns the number of calls; -EINVAL for non-zero flags, -ENOTSUPP
+  // for a map type without it (the verifier refuses those: "callback function not allowed for
+  // map"). Array keys are a u32 index that lives for the call only.
+  using for_each_fn = u64 (*)(void *arg, void *key, void *value);
+  virtual long map_for_each_callback(for_each_fn fn, void *arg, u64 flags);
   // ld_imm64 of a value address (BPF_PSEUDO_MAP_VALUE): single-element arrays only.
   virtual int map_direct_value_addr(u64 *imm, u32 off) const;
 

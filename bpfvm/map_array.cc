@@ -10,7 +10,7 @@
 // Mirrors: kernel/bpf/arraymap.c (array_map_alloc_check, array_map_alloc,
 //          array_map_lookup_elem, percpu_array_map_lookup_elem, array_map_update_elem,
 //          array_map_get_next_key, array_map_direct_value_addr, bpf_percpu_array_copy,
-//          bpf_percpu_array_update) (Linux 6.19)
+//          bpf_percpu_array_update, bpf_for_each_array_elem) (Linux 6.19)
 // Emulation: no index masking against speculation; the per-CPU copies of one array are one
 //   allocation ([cpu][index]) instead of the per-CPU allocator's areas.
 #include <climits>
@@ -132,6 +132,19 @@ class bpf_array final : public bpf_map {
   void map_for_each_value(void (*fn)(bpf_map *, void *)) override {
     if (percpu()) return;
     for (u32 i = 0; i < max_entries; i++) fn(this, elem(0, i));
+  }
+
+  // bpf_for_each_array_elem(): every index in order, the key a copy of it.
+  long map_for_each_callback(for_each_fn fn, void *arg, u64 flags) override {
+    if (flags) return -EINVAL;
+    const u32 cpu = percpu() ? (u32)smp_processor_id() : 0;
+    u32 i = 0;
+    while (i < max_entries) {
+      u32 key = i;
+      const u64 ret = fn(arg, &key, elem(cpu, i++));
+      if (ret) break;  // 1: stop (the verifier holds callbacks to [0, 1])
+    }
+    return i;
   }
 
  private:

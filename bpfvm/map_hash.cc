@@ -23,7 +23,8 @@
 // Mirrors: kernel/bpf/hashtab.c (htab_map_alloc_check, htab_map_alloc, lookup_elem_raw,
 //          htab_map_lookup_elem, htab_lru_map_lookup_elem, htab_map_update_elem,
 //          htab_lru_map_update_elem, htab_percpu_map_update_elem, htab_map_delete_elem,
-//          htab_map_get_next_key, pcpu_init_value, bpf_percpu_hash_copy), kernel/bpf/bpf_lru_list.c
+//          htab_map_get_next_key, pcpu_init_value, bpf_percpu_hash_copy,
+//          bpf_for_each_hash_elem), kernel/bpf/bpf_lru_list.c
 //          (the reference bit and rotation) (Linux 6.19)
 // Emulation:
 //  - one LRU list per map under one lock (the kernel has per-CPU local free lists that evict in
@@ -132,6 +133,25 @@ class bpf_htab final : public bpf_map {
         fn(this, value_of(l, 0));
       spin_unlock(&buckets_[i].lock);
     }
+  }
+
+  // bpf_for_each_hash_elem(): bucket by bucket, each under RCU; an element's successor is
+  // read before its callback runs (the callback may delete it).
+  long map_for_each_callback(for_each_fn fn, void *arg, u64 flags) override {
+    if (flags) return -EINVAL;
+    const u32 cpu = percpu() ? (u32)smp_processor_id() : 0;
+    long num_elems = 0;
+    for (u32 i = 0; i < n_buckets_; i++) {
+      rcu_read_guard g;
+      htab_elem *l = buckets_[i].head.load(std::memory_order_acquire);
+      while (l) {
+        htab_elem *n = l->next.load(std::memory_order_acquire);
+        num_elems++;
+        if (fn(arg, l->key(), value_of(l, cpu))) return num_elems;  // 1: stop
+        l = n;
+      }
+    }
+    return num_elems;
   }
 
   void *map_lookup_elem(const void *key) override {

@@ -135,12 +135,13 @@ std::vector<u32> bpf_base_helpers() {
           BPF_FUNC_spin_lock,           BPF_FUNC_spin_unlock,        BPF_FUNC_trace_printk,
           BPF_FUNC_probe_read_kernel,   BPF_FUNC_timer_init,         BPF_FUNC_timer_set_callback,
           BPF_FUNC_timer_start,         BPF_FUNC_timer_cancel,       BPF_FUNC_strtol,
-          BPF_FUNC_strtoul};
+          BPF_FUNC_strtoul,             BPF_FUNC_for_each_map_elem};
 }
 
 std::vector<u32> bpf_tracing_helpers() {
   std::vector<u32> h = bpf_base_helpers();
   h.push_back(BPF_FUNC_get_current_task_btf);
+  h.push_back(BPF_FUNC_find_vma);
   h.push_back(BPF_FUNC_get_socket_cookie);
   for (u32 f : {BPF_FUNC_skc_to_tcp6_sock, BPF_FUNC_skc_to_tcp_sock,
                 BPF_FUNC_skc_to_tcp_timewait_sock, BPF_FUNC_skc_to_tcp_request_sock,

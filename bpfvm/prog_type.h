@@ -144,7 +144,8 @@ const bpf_prog_type_desc &bpf_syscall_prog_type();
 // has prototypes here), without the sleepable-only ones.
 std::vector<u32> bpf_base_helpers();
 // The tracing programs' set (kernel: bpf_tracing_func_proto, which SYSCALL programs reach
-// through tracing_prog_func_proto): the base helpers plus bpf_get_current_task_btf.
+// through tracing_prog_func_proto): the base helpers plus bpf_get_current_task_btf,
+// bpf_find_vma, bpf_get_socket_cookie and the socket casts.
 std::vector<u32> bpf_tracing_helpers();
 
 }  // namespace umemcg::emu

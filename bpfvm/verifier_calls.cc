@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/verifier_calls.cc: helper calls (checked against helper_proto.h), kfunc calls (checked
-// against the kfunc registry's signatures and KF_* flags), bpf-to-bpf calls, bpf_loop callbacks
-// (walked again from the call after each exit until the iterations converge) and async callbacks
-// (bpf_wq_set_callback_impl: verified on a path of their own).
+// against the kfunc registry's signatures and KF_* flags), bpf-to-bpf calls, the callbacks of
+// bpf_loop, bpf_for_each_map_elem and bpf_find_vma (walked again from the call after each exit
+// until the iterations converge) and async callbacks (bpf_wq_set_callback_impl,
+// bpf_timer_set_callback: verified on a path of their own).
 //
 // Mirrors: kernel/bpf/verifier.c (check_helper_call, check_func_arg, check_reg_type,
 //          check_mem_size_reg, check_map_func_compatibility, check_kfunc_call,
 //          check_kfunc_args, check_func_call, prepare_func_exit, process_spin_lock,
-//          set_loop_callback_state, check_map_field_pointer, process_wq_func,
+//          set_loop_callback_state, set_map_elem_callback_state, set_find_vma_callback_state,
+//          map_set_for_each_callback_args, check_map_field_pointer, process_wq_func,
 //          process_timer_func, push_callback_call, set_timer_callback_state) (Linux 6.19)
 // Emulation: kfunc pointer arguments must be trusted (or RCU with KF_RCU) whether or not the
 //   kfunc says KF_TRUSTED_ARGS, and kfunc struct results are trusted, as in the 7.0 window
@@ -22,6 +24,7 @@
 #include "bpfvm/kfunc.h"
 #include "bpfvm/prog_type.h"
 #include "bpfvm/verifier_state.h"
+#include "shim/errno.h"
 #include "shim/smp.h"
 
 namespace umemcg {
@@ -187,6 +190,10 @@ int check_map_ptr_arg(bpf_verifier_env &env, u32 regno, const bpf_reg_state &reg
   }
   meta.map = reg.map_ptr;
   meta.map_idx = reg.map_idx;
+  // bpf_for_each_map_elem: the kernel checks the map after its callback is queued (the map
+  // compatibility check comes last in check_helper_call()), and only the iterable maps it
+  // lets through get there: push_sync_callback() refuses the others.
+  if (fn.func_id == BPF_FUNC_for_each_map_elem) return 0;
   if (!bpf_map_func_compatible(reg.map_ptr->map_type, fn.func_id)) {
     env.verbose_err("cannot pass map_type %u into func %s#%u", reg.map_ptr->map_type, fn.name,
                     fn.func_id);
@@ -271,7 +278,9 @@ int check_btf_id_arg(bpf_verifier_env &env, u32 arg, const bpf_reg_state &reg,
                      const bpf_func_proto &fn) {
   const u32 regno = arg + 1;
   const char *want = fn.arg_btf_name[arg];
-  if (base_type(reg.type) != PTR_TO_BTF_ID) return type_mismatch(env, regno, reg, "ptr_");
+  // The kernel's btf_ptr_types: plain, trusted and RCU handles.
+  if (base_type(reg.type) != PTR_TO_BTF_ID)
+    return type_mismatch(env, regno, reg, "ptr_, trusted_ptr_, rcu_ptr_");
   if (type_may_be_null(reg.type)) {
     env.verbose_err("Possibly NULL pointer passed to helper arg%u", regno);
     return -EACCES;
@@ -415,25 +424,51 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
   }
 }
 
-// push_callback_call() for bpf_loop: queues a path that enters the callback from this call
-// (set_loop_callback_state(): r1 the iteration index, r2 the context), one iteration more than
-// the caller frame has queued, while that stays below nr_loops' bound; the current path goes on
-// after the call (no further iteration). The callback's exit comes back to this call
-// (prepare_func_exit()), which queues the next iteration, until an iteration's state at the
-// call is covered by an earlier one (is_state_visited()) or the bound is reached.
-int push_loop_callback(bpf_verifier_env &env, const call_meta &meta, u32 idx) {
+// Maps whose elements bpf_for_each_map_elem visits (the kernel's map_for_each_callback ops).
+bool map_has_for_each_callback(u32 map_type) {
+  switch (map_type) {
+    case BPF_MAP_TYPE_ARRAY:
+    case BPF_MAP_TYPE_PERCPU_ARRAY:
+    case BPF_MAP_TYPE_HASH:
+    case BPF_MAP_TYPE_PERCPU_HASH:
+    case BPF_MAP_TYPE_LRU_HASH:
+    case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// push_callback_call() for the synchronous callback-calling helpers (bpf_loop,
+// bpf_for_each_map_elem, bpf_find_vma): queues a path that enters the callback from this call,
+// one iteration more than the caller frame has queued; the current path goes on after the call
+// (no further iteration). The callback's exit comes back to this call (prepare_func_exit()),
+// which queues the next iteration, until an iteration's state at the call is covered by an
+// earlier one (is_state_visited()). bpf_loop also stops at nr_loops' bound; the others have
+// none. The callback's registers are the helper's (set_loop_callback_state(): r1 the
+// iteration index, r2 the context; set_map_elem_callback_state(): r1 the map, r2 a key, r3 a
+// value, r4 the context; set_find_vma_callback_state(): r1 the task, r2 the VMA, r3 the
+// context).
+int push_sync_callback(bpf_verifier_env &env, const call_meta &meta, u32 idx, s32 func_id) {
   if (meta.subprogno < 0) return 0;
   bpf_func_state &caller = env.cur->cur();
-  const bpf_reg_state &nr_loops = caller.regs[BPF_REG_1];
-  if (caller.callback_depth >= nr_loops.umax_value) {
-    caller.callback_depth = 0;
-    if (env.log_on(BPF_LOG_LEVEL2))
-      env.log("frame%u bpf_loop iteration limit reached\n", env.cur->curframe());
-    return 0;
+  if (func_id == BPF_FUNC_loop) {
+    const bpf_reg_state &nr_loops = caller.regs[BPF_REG_1];
+    if (caller.callback_depth >= nr_loops.umax_value) {
+      caller.callback_depth = 0;
+      if (env.log_on(BPF_LOG_LEVEL2))
+        env.log("frame%u bpf_loop iteration limit reached\n", env.cur->curframe());
+      return 0;
+    }
   }
   if (env.cur->curframe() + 1 >= (u32)MAX_CALL_FRAMES) {
     env.verbose_err("the call stack of %u frames is too deep", env.cur->curframe() + 2);
     return -E2BIG;
+  }
+  if (func_id == BPF_FUNC_for_each_map_elem &&
+      (!meta.map || !map_has_for_each_callback(meta.map->map_type))) {
+    env.verbose_err("callback function not allowed for map");
+    return -ENOTSUPP;
   }
   bpf_verifier_state *st = push_stack(env, env.subprogs[(u32)meta.subprogno].start, idx);
   if (!st) return -E2BIG;
@@ -444,8 +479,30 @@ int push_loop_callback(bpf_verifier_env &env, const call_meta &meta, u32 idx) {
   callee.subprogno = (u32)meta.subprogno;
   callee.in_callback_fn = true;
   for (bpf_reg_state &r : callee.regs) mark_reg_not_init(r);
-  __mark_reg_unknown(callee.regs[BPF_REG_1]);  // the iteration index
-  callee.regs[BPF_REG_2] = from.regs[BPF_REG_3];
+  if (func_id == BPF_FUNC_for_each_map_elem) {
+    // map_set_for_each_callback_args(): the caller's map, a key and a value of it, the context.
+    callee.regs[BPF_REG_1] = from.regs[BPF_REG_1];
+    auto map_reg = [&](bpf_reg_state &r, u32 type) {
+      mark_reg_ptr(r, type);
+      r.map_ptr = meta.map;
+      r.map_idx = meta.map_idx;
+    };
+    map_reg(callee.regs[BPF_REG_2], PTR_TO_MAP_KEY);
+    map_reg(callee.regs[BPF_REG_3], PTR_TO_MAP_VALUE);
+    // The value takes an id of its own, as the kernel's log shows (map_value(id=N,...)).
+    callee.regs[BPF_REG_3].id = env.new_id();
+    callee.regs[BPF_REG_4] = from.regs[BPF_REG_3];
+  } else if (func_id == BPF_FUNC_find_vma) {
+    // set_find_vma_callback_state(): the caller's task, the VMA (an untrusted handle), the
+    // context.
+    callee.regs[BPF_REG_1] = from.regs[BPF_REG_1];
+    mark_reg_ptr(callee.regs[BPF_REG_2], PTR_TO_BTF_ID);
+    callee.regs[BPF_REG_2].btf_name = "vm_area_struct";
+    callee.regs[BPF_REG_3] = from.regs[BPF_REG_4];
+  } else {
+    __mark_reg_unknown(callee.regs[BPF_REG_1]);  // the iteration index
+    callee.regs[BPF_REG_2] = from.regs[BPF_REG_3];
+  }
   mark_reg_ptr(callee.regs[BPF_REG_FP], PTR_TO_STACK);
   callee.regs[BPF_REG_FP].frameno = callee.frameno;
   st->callback_unroll_depth++;
@@ -517,9 +574,10 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
   if (func_id == BPF_FUNC_timer_set_callback)
     if (int err = push_async_callback(env, (u32)meta.subprogno, idx, meta.map, meta.map_idx, false))
       return err;
-  // bpf_loop's callback, entered on a path of its own before the call's registers are cleared.
-  if (func_id == BPF_FUNC_loop)
-    if (int err = push_loop_callback(env, meta, idx)) return err;
+  // A synchronous callback, entered on a path of its own before the call's registers are
+  // cleared.
+  if (bpf_is_sync_callback_calling_function((u32)func_id))
+    if (int err = push_sync_callback(env, meta, idx, func_id)) return err;
 
   clear_caller_saved_regs(env);
   bpf_reg_state &r0 = env.cur->cur().regs[BPF_REG_0];

@@ -148,8 +148,8 @@ int check_cfg(bpf_verifier_env &env) {
     }
     // A callback-calling helper: its callback's exit comes back to the call, where the
     // iterations are compared (mark_calls_callback, mark_force_checkpoint).
-    if (f.kind == bpf_opc::K_CALL && env.insns[i].src_reg == 0 &&
-        env.insns[i].imm == BPF_FUNC_loop) {
+    if (f.kind == bpf_opc::K_CALL && env.insns[i].src_reg == 0 && env.insns[i].imm >= 0 &&
+        bpf_is_sync_callback_calling_function((u32)env.insns[i].imm)) {
       env.aux[i].calls_callback = true;
       env.aux[i].prune_point = true;
     }

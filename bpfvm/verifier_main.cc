@@ -131,6 +131,8 @@ int check_ld_imm(bpf_verifier_env &env, const bpf_insn &insn, u32 idx) {
       dst.mem_size = 0;
       return 0;
     case BPF_PSEUDO_FUNC: {
+      // Emulation: the kernel refuses a global function here ("callback function not
+      //   static") from .BTF.ext func_info, which is not read: every subprogram is static.
       const u32 target = (u32)((s64)idx + insn.imm + 1);
       mark_reg_ptr(dst, PTR_TO_FUNC);
       dst.subprogno = find_subprog(env, target);
@@ -352,9 +354,8 @@ int do_check(bpf_verifier_env &env) {
           break;
         }
         if (env.cur->curframe() > 0) {
-          // A callback releases what it acquired (check_reference_leak before
-          // prepare_func_exit).
-          if (env.cur->cur().in_callback_fn && (err = check_reference_leak(env, false))) break;
+          // A callback's references go back to its caller as a subprogram's do (Linux 6.13+:
+          // check_reference_leak() looks at the main program's exit only).
           next = idx;
           err = prepare_func_exit(env, &next);
           print_state = true;

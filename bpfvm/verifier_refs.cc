@@ -4,6 +4,10 @@
 //
 // Mirrors: kernel/bpf/verifier.c (acquire_reference_state, release_reference_state,
 //          release_reference, mark_reg_invalid, check_reference_leak) (Linux 6.19)
+// A callback has no rule of its own (since Linux 6.13): it may release a reference its caller
+// acquired and leave one it acquired to its caller. The walk of its iterations finds what goes
+// wrong: a second release finds a register that no longer holds the reference, a leak is found
+// at the main program's exit.
 // Emulation: registers that held a released reference become NOT_INIT (the kernel's choice for
 //   loaders without pointer-leak rights), so a use after release or a second release is an
 //   uninitialised-register read.
@@ -18,8 +22,6 @@ u32 acquire_reference_state(bpf_verifier_env &env, u32 insn_idx, bpf_ref_kind ki
   r.id = env.new_id();
   r.insn_idx = (int)insn_idx;
   r.kind = kind;
-  const bpf_func_state &f = env.cur->cur();
-  r.callback_ref = f.in_callback_fn ? f.frameno : 0;
   env.cur->refs.push_back(r);
   return r.id;
 }
@@ -45,14 +47,13 @@ int release_reference(bpf_verifier_env &env, u32 ref_obj_id) {
 int check_reference_leak(bpf_verifier_env &env, bool exception_exit) {
   (void)exception_exit;
   int err = 0;
-  const bpf_func_state &f = env.cur->cur();
+  // A subprogram's or a callback's references go back to its caller.
+  if (env.cur->curframe() > 0) return 0;
   for (const bpf_reference_state &r : env.cur->refs) {
-    // A callback answers for the references it acquired; its callers' are theirs.
-    if (f.in_callback_fn && r.callback_ref != f.frameno) continue;
     env.verbose_err("Unreleased reference id=%u alloc_insn=%d", r.id, r.insn_idx);
     err = -EINVAL;
   }
-  if (err && env.cur->curframe() == 0)
+  if (err)
     env.verbose_err("BPF_EXIT instruction in main prog would lead to reference leak");
   return err;
 }

@@ -97,9 +97,6 @@ enum class bpf_ref_kind : u8 { ptr, ringbuf };
 struct bpf_reference_state {
   u32 id = 0;
   int insn_idx = 0;  // where it was acquired
-  // The callback frame that acquired it, 0 outside callbacks (kernel: callback_ref): that
-  // callback must release it before it returns, and may not release its callers' references.
-  u32 callback_ref = 0;
   bpf_ref_kind kind = bpf_ref_kind::ptr;
 };
 

@@ -484,3 +484,127 @@ TEST_CASE("runtime: a bpf_wq in a BTF map value is a special field", "[bpfvm][ru
     CHECK_THAT(std::string(pc.status().message()), Catch::Contains("bpf_wq"));
   });
 }
+
+// test/progs/verifier_map_elem_cb.bpf.c: bpf_for_each_map_elem over an array, a hash map and a
+// per-CPU array, in the fast run of verified programs and in the checked run of the same
+// programs unverified (the helper hands the key and value to the checked interpreter).
+TEST_CASE("runtime: bpf_for_each_map_elem visits each element and stops on 1",
+          "[bpfvm][runtime][helpers][for_each]") {
+  struct fargs {
+    u32 stop_at, visits;
+    u64 sum, keys;
+    s64 ret;
+  };
+  for (const bool checked : {false, true}) {
+    emu::Machine mach(config(emu::Mode::simulated, 1));
+    mach.exec([checked] {
+      CAPTURE(checked);
+      BpfLinkOptions lopts;
+      lopts.verify = !checked;
+      lopts.run_unverified = checked;
+      auto opened = BpfLoadedObject::open(prog_path("verifier_map_elem_cb.bpf.o"), nullptr, lopts);
+      INFO(opened.status().message());
+      REQUIRE(opened.ok());
+      BpfLoadedObject &lo = **opened;
+      bpf_map *arr = lo.find_map("arr");
+      bpf_map *hash = lo.find_map("hash");
+      bpf_map *pcpu = lo.find_map("pcpu");
+      REQUIRE((arr && hash && pcpu));
+      auto set_array = [&] {
+        for (u32 k = 0; k < 4; k++) {
+          const u64 v = 10 * (k + 1);
+          REQUIRE(sys_map_update_elem(arr, &k, &v) == 0);
+        }
+      };
+      auto value_of = [](bpf_map *m, u32 k) {
+        u64 v = 0;
+        REQUIRE(sys_map_lookup_elem(m, &k, &v) == 0);
+        return v;
+      };
+
+      // Every element of the array in index order; the callback writes each value.
+      set_array();
+      fargs a{};
+      BpfTestRunResult r = test_run(lo, "sum_array", &a);
+      REQUIRE(r.err == 0);
+      CHECK(a.ret == 4);
+      CHECK(a.visits == 4);
+      CHECK(a.sum == 10 + 20 + 30 + 40);
+      CHECK(a.keys == 0 + 1 + 2 + 3);
+      CHECK(value_of(arr, 0) == 11);
+      CHECK(value_of(arr, 3) == 41);
+      // The second visit returns 1: the walk stops there, and the count includes it.
+      set_array();
+      a = {2, 0, 0, 0, 0};
+      REQUIRE(test_run(lo, "sum_array", &a).err == 0);
+      CHECK(a.ret == 2);
+      CHECK(a.visits == 2);
+      CHECK(a.sum == 10 + 20);
+      CHECK(value_of(arr, 1) == 21);
+      CHECK(value_of(arr, 2) == 30);  // not visited
+
+      // A hash map: nothing in it, then five elements, then the walk stopped at the third.
+      a = {};
+      REQUIRE(test_run(lo, "sum_hash", &a).err == 0);
+      CHECK(a.ret == 0);
+      CHECK(a.visits == 0);
+      for (u32 k = 1; k <= 5; k++) {
+        const u64 v = 100 * k;
+        REQUIRE(sys_map_update_elem(hash, &k, &v) == 0);
+      }
+      a = {};
+      REQUIRE(test_run(lo, "sum_hash", &a).err == 0);
+      CHECK(a.ret == 5);
+      CHECK(a.visits == 5);
+      CHECK(a.sum == 1500);
+      CHECK(a.keys == 15);
+      CHECK(value_of(hash, 4) == 401);
+      a = {3, 0, 0, 0, 0};
+      REQUIRE(test_run(lo, "sum_hash", &a).err == 0);
+      CHECK(a.ret == 3);
+      CHECK(a.visits == 3);
+
+      // A per-CPU array: this vCPU's values (one vCPU here).
+      for (u32 k = 0; k < 2; k++) {
+        std::vector<u64> v(pcpu->sys_value_size() / 8, 7 + k);
+        REQUIRE(sys_map_update_elem(pcpu, &k, v.data()) == 0);
+      }
+      a = {};
+      REQUIRE(test_run(lo, "sum_percpu", &a).err == 0);
+      CHECK(a.ret == 2);
+      CHECK(a.sum == 7 + 8);
+
+      // Non-zero flags: -EINVAL before any visit.
+      a = {};
+      REQUIRE(test_run(lo, "bad_flags", &a).err == 0);
+      CHECK(a.ret == -EINVAL);
+      CHECK(a.visits == 0);
+
+      // A NULL context; the callback stops at key 2 (the third visit).
+      a = {};
+      REQUIRE(test_run(lo, "null_ctx", &a).err == 0);
+      CHECK(a.ret == 3);
+
+      // A callback that reserves and submits its own ring-buffer record on each visit.
+      a = {};
+      REQUIRE(test_run(lo, "cb_own_ref", &a).err == 0);
+      CHECK(a.ret == 4);
+    });
+  }
+}
+
+// test/progs/verifier_find_vma.bpf.c: bpf_find_vma finds no VMA here (docs/bpfvm.md): -ENOENT
+// with the callback never run, -EINVAL for non-zero flags.
+TEST_CASE("runtime: bpf_find_vma finds no VMA", "[bpfvm][runtime][helpers]") {
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  mach.exec([] {
+    auto lo = open_obj("verifier_find_vma.bpf.o");
+    struct { u64 addr, flags; s64 ret; u32 found, pad; } a{0x1000, 0, 0, 0, 0};
+    REQUIRE(test_run(*lo, "find_current", &a).err == 0);
+    CHECK(a.ret == -ENOENT);
+    CHECK(a.found == 0);
+    a = {0x1000, 1, 0, 0, 0};
+    REQUIRE(test_run(*lo, "find_current", &a).err == 0);
+    CHECK(a.ret == -EINVAL);
+  });
+}

@@ -124,3 +124,42 @@ TEST_CASE("verifier: bpf_loop callbacks iterate until their states converge",
   };
   check_like_kernel("verifier_callbacks", expect);
 }
+
+// test/progs/verifier_map_elem_cb.bpf.c: bpf_for_each_map_elem callbacks walked as bpf_loop's
+// (no bound: the iterations run until they converge), with the kernel's verdicts and
+// processed counts (Linux 6.18, as above). A callback that releases its caller's ring-buffer
+// record and one that leaves its own to the caller are refused by the walk itself (the kernel
+// has had no per-callback reference rule since 6.13).
+TEST_CASE("verifier: bpf_for_each_map_elem callbacks as the kernel's",
+          "[bpfvm][verifier][obj][callback][for_each]") {
+  const KernelExpect expect[] = {
+      {"sum_array", true, 63, ""},
+      {"sum_hash", true, 63, ""},
+      {"sum_percpu", true, 62, ""},
+      {"bad_flags", true, 63, ""},
+      {"null_ctx", true, 17, ""},
+      {"bad_return", false, 0,
+       "At callback return the register R0 has smin=2 smax=2 should have been in [0, 1]"},
+      {"key_write", false, 0, "write to change key R2 not allowed"},
+      {"value_past_end", false, 0, "R3 min value is outside of the allowed memory range"},
+      {"ringbuf_map", false, 0, "callback function not allowed for map"},
+      {"index_checked", true, 138, ""},
+      {"index_unchecked", false, 0, "invalid write to stack R2 off=0 size=1"},
+      {"cb_releases_caller_ref", false, 0, "R1 type=scalar expected=ringbuf_mem"},
+      {"cb_leaves_ref", false, 0, "BPF_EXIT instruction in main prog would lead to reference leak"},
+      {"cb_own_ref", true, 28, ""},
+  };
+  check_like_kernel("verifier_map_elem_cb", expect);
+}
+
+// test/progs/verifier_find_vma.bpf.c: bpf_find_vma from a SYSCALL program, its callback walked
+// as the others (Linux 6.18, as above).
+TEST_CASE("verifier: bpf_find_vma callbacks as the kernel's", "[bpfvm][verifier][obj][callback]") {
+  const KernelExpect expect[] = {
+      {"find_current", true, 32, ""},
+      {"bad_return", false, 0,
+       "At callback return the register R0 has smin=2 smax=2 should have been in [0, 1]"},
+      {"scalar_task", false, 0, "R1 type=scalar expected=ptr_, trusted_ptr_, rcu_ptr_"},
+  };
+  check_like_kernel("verifier_find_vma", expect);
+}
