@@ -58,7 +58,8 @@ bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, bool 
 }
 
 void bpf_run_fault(bpf_run_ctx *ctx, const std::string &why) {
-  if (ctx->fault.empty()) ctx->fault = why;
+  ctx->faulted = true;
+  if (ctx->chk && ctx->chk->fault.empty()) ctx->chk->fault = why;
 }
 
 void bpf_run_add_region(bpf_run_ctx *ctx, const void *p, u64 len, bool writable) {
@@ -207,7 +208,7 @@ BPF_HELPER(loop) {
   for (; i < nr_loops; i++) {
     const u64 args[5] = {i, cb_ctx, 0, 0, 0};
     const u64 r = ctx->run_callback(ctx, cb, args);
-    if (!ctx->fault.empty()) {
+    if (ctx->faulted) {
       ret = (u64)-EFAULT;
       break;
     }
