@@ -61,7 +61,8 @@ bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, bool 
 }
 
 void bpf_run_fault(bpf_run_ctx *ctx, const std::string &why) {
-  if (ctx->fault.empty()) ctx->fault = why;
+  ctx->faulted = true;
+  if (ctx->chk && ctx->chk->fault.empty()) ctx->chk->fault = why;
 }
 
 void bpf_run_add_region(bpf_run_ctx *ctx, const void *p, u64 len, bool writable) {
@@ -210,7 +211,7 @@ BPF_HELPER(loop) {
   for (; i < nr_loops; i++) {
     const u64 args[5] = {i, cb_ctx, 0, 0, 0};
     const u64 r = ctx->run_callback(ctx, cb, args);
-    if (!ctx->fault.empty()) {
+    if (ctx->faulted) {
       ret = (u64)-EFAULT;
       break;
     }
@@ -249,7 +250,7 @@ u64 for_each_one(void *a, void *key, void *value) {
   const u64 args[5] = {(u64)(uintptr_t)fa->map, (u64)(uintptr_t)key, (u64)(uintptr_t)value,
                        fa->cb_ctx, 0};
   const u64 r = ctx->run_callback(ctx, fa->cb, args);
-  return ctx->fault.empty() ? r : 1;
+  return ctx->faulted ? 1 : r;
 }
 
 }  // namespace
@@ -276,7 +277,7 @@ BPF_HELPER(for_each_map_elem) {
   if (ctx->chk && fa.key_region && (fa.map->map_type == BPF_MAP_TYPE_ARRAY ||
                                     fa.map->map_type == BPF_MAP_TYPE_PERCPU_ARRAY))
     ctx->chk->dyn.erase((u64)(uintptr_t)fa.key_region);
-  if (!ctx->fault.empty()) return (u64)-EFAULT;
+  if (ctx->faulted) return (u64)-EFAULT;
   return (u64)ret;
 }
 

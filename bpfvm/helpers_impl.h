@@ -11,19 +11,19 @@
 // (bpfvm/bpf_async.h). Their prototypes (what the verifier checks) live
 // beside the verifier (helper_proto.h); this file is what runs.
 //
-// Run context: a program run installs a bpf_run_ctx on the current task (the kernel's
-// current->bpf_ctx, bpf_set_run_ctx()). It tells the helpers whether the run is checked (no
-// verifier proof: every pointer a helper receives is validated, and faults are recorded instead
-// of crashing), which memory the program may reach, and how to call a BPF callback (bpf_loop,
-// bpf_for_each_map_elem).
+// Run context: a program run installs a bpf_run_ctx (bpfvm/run_ctx.h) on the current task (the
+// kernel's current->bpf_ctx, bpf_set_run_ctx()). It tells the helpers whether the run is
+// checked (no verifier proof: every pointer a helper receives is validated, and faults are
+// recorded instead of crashing; a bpf_run_checked holds that state), which memory the program
+// may reach, and how to call a BPF callback (bpf_loop,
+// bpf_for_each_map_elem, bpf_find_vma).
 //
 // Mirrors: kernel/bpf/helpers.c (bpf_map_lookup_elem, bpf_map_update_elem, bpf_map_delete_elem,
 //          bpf_get_smp_processor_id, bpf_ktime_get_ns, bpf_get_current_pid_tgid,
 //          bpf_get_current_comm, bpf_spin_lock, bpf_probe_read_kernel in
 //          kernel/trace/bpf_trace.c, bpf_spin_unlock, bpf_loop in bpf_iter.c,
 //          bpf_bprintf_prepare), kernel/trace/bpf_trace.c (bpf_trace_printk),
-//          kernel/bpf/core.c (bpf_user_rnd_u32), include/linux/bpf.h (struct bpf_run_ctx,
-//          bpf_set_run_ctx) (Linux 6.19)
+//          kernel/bpf/core.c (bpf_user_rnd_u32) (Linux 6.19)
 // Emulation:
 //  - get_prandom_u32 is a per-vCPU splitmix64 stream (the kernel: per-CPU prandom state),
 //    seeded from the machine's seed in simulated mode (deterministic) and at random in native
@@ -50,6 +50,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "bpfvm/interp.h"
 #include "bpfvm/map.h"
+#include "bpfvm/run_ctx.h"
 #include "shim/sched.h"
 
 namespace umemcg {
@@ -84,44 +85,11 @@ struct bpf_run_checked {
   // The maps the program references, and the kernel objects it was handed.
   absl::flat_hash_set<const bpf_map *> maps;
   absl::flat_hash_set<u64> trusted_ptrs;
-};
-
-// The state of one program run (the kernel's struct bpf_run_ctx, which programs types extend).
-struct bpf_run_ctx {
-  // A checked run (no verifier proof): helpers validate their arguments against this state and
-  // record faults. nullptr in fast runs.
-  bpf_run_checked *chk = nullptr;
   u64 insn_budget = 100'000'000;
   u64 executed = 0;  // instructions executed by nested callback runs
-  // The first fault found by a helper or a nested run ("" if none).
+  // The first fault found by a helper or a nested run ("" if none): what run() reports.
   std::string fault;
-  // Runs BPF callback cb (a BPF_PSEUDO_FUNC value) with r1..r5 = args; the runtime installs it.
-  // Returns r0; a fault is recorded in `fault`.
-  u64 (*run_callback)(bpf_run_ctx *ctx, u64 cb, const u64 args[5]) = nullptr;
-  const void *prog = nullptr;  // the runtime's loaded program
-  int callback_depth = 0;
 };
-
-namespace emu {
-// The run context of a plain thread outside any task (host threads driving the interpreter
-// directly); a task's is current->bpf_ctx.
-extern __thread bpf_run_ctx *tls_run_ctx __attribute__((tls_model("initial-exec")));
-inline bpf_run_ctx **bpf_run_ctx_slot() {
-  return current ? reinterpret_cast<bpf_run_ctx **>(&current->bpf_ctx) : &tls_run_ctx;
-}
-}  // namespace emu
-
-// bpf_set_run_ctx(): installs ctx on the current task (or the calling thread outside any task)
-// and returns the previous one, which bpf_reset_run_ctx() puts back. Inline, as the kernel's
-// (include/linux/bpf.h): every program run sets and resets it.
-inline bpf_run_ctx *bpf_set_run_ctx(bpf_run_ctx *ctx) {
-  bpf_run_ctx **slot = emu::bpf_run_ctx_slot();
-  bpf_run_ctx *old = *slot;
-  *slot = ctx;
-  return old;
-}
-inline void bpf_reset_run_ctx(bpf_run_ctx *old) { *emu::bpf_run_ctx_slot() = old; }
-inline bpf_run_ctx *bpf_current_run_ctx() { return *emu::bpf_run_ctx_slot(); }
 
 namespace emu {
 
@@ -131,7 +99,7 @@ std::span<const bpf_func_t> bpf_helper_table();
 // Checked runs: may [addr, addr + len) be accessed? Regions, handed-out memory, and (when
 // bpf_stacks) the BPF stacks of the run's active interpreter runs (bpf_run_checked::stacks).
 bool bpf_run_mem_ok(const bpf_run_ctx *ctx, u64 addr, u64 len, bool write, bool bpf_stacks);
-// Records the first fault of the run.
+// Records that the run faulted, and (a checked run) the first fault's text.
 void bpf_run_fault(bpf_run_ctx *ctx, const std::string &why);
 // Records memory handed to the program.
 void bpf_run_add_region(bpf_run_ctx *ctx, const void *p, u64 len, bool writable);

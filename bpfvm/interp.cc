@@ -171,31 +171,11 @@ u32 insn_writes(const bpf_form_desc &f, const bpf_insn &in) {
 
 }  // namespace
 
-// Checked: per-instruction register and budget checks, checked-mode handlers. Safe (only with
-// !Checked): the fast handlers, with every memory access bounds-checked and the back-edge budget.
-// Cov (only with neither): the fast mode recording coverage (BpfExecProg::set_coverage()); its
-// additions are all `if constexpr (Cov)`, so the other instantiations compile as without them.
+// BpfInterp is declared in interp.h.
 template <bool Checked, bool Safe, bool Cov>
-struct BpfInterp {
-  static_assert(!Cov || (!Checked && !Safe), "coverage is a fast-mode variant");
-  static constexpr bool kMemChecked = Checked || Safe;  // bounds checks, faults reported
-  using DInsn = BpfExecProg::DInsn;
-
-  struct Frame {
-    const DInsn *ret;
-    u64 saved[4];  // r6-r9 of the caller
-    u32 init;      // checked mode: the caller's initialised-register mask
-  };
-
-  // With labels_out set, only returns the handler table (indexed by bpf_opc_id).
-  static u64 run(const BpfExecProg *prog, const u64 *args, const BpfCheckedRunOpts *opts,
-                 BpfRunResult *res, const void *const **labels_out);
-};
-
-template <bool Checked, bool Safe, bool Cov>
-u64 BpfInterp<Checked, Safe, Cov>::run(const BpfExecProg *prog, const u64 *args,
-                                  const BpfCheckedRunOpts *opts, BpfRunResult *res,
-                            const void *const **labels_out) {
+u64 BpfInterp<Checked, Safe, Cov>::run(const BpfExecProg *prog, const u64 *args, u64 ctx,
+                                       const BpfCheckedRunOpts *opts, BpfRunResult *res,
+                                       const void *const **labels_out) {
   // One handler per opcode-table row, then the fast mode's frame-pointer forms (kFpForms).
   static const void *const kLabels[BPF_OPC_NR + kFpForms] = {
 #define BPF_OPCODE(name, code, sel, selval, cpu, groups, form, mnemonic, sym) &&op_##name,
@@ -242,7 +222,10 @@ u64 BpfInterp<Checked, Safe, Cov>::run(const BpfExecProg *prog, const u64 *args,
   const bpf_func_t *const helpers = Checked ? prog->helpers_.data() : nullptr;
   const bpf_func_t *const kfuncs = Checked ? prog->kfuncs_.data() : nullptr;
 
-  u64 R[MAX_BPF_REG] = {};
+  // Every register starts at zero but the arguments and r10, as in the kernel's interpreter
+  // entry (set below register by register: an `= {}` here becomes a `rep stos`, whose start-up
+  // costs more than the whole entry of a short program).
+  alignas(16) u64 R[MAX_BPF_REG];
   alignas(16) u8 stack[MAX_CALL_FRAMES * MAX_BPF_STACK];
   const u64 stack_top = (u64)(uintptr_t)(stack + sizeof(stack));
   // The caller frames of the active calls: frames[0, top). A pointer rather than an index: the
@@ -255,10 +238,16 @@ u64 BpfInterp<Checked, Safe, Cov>::run(const BpfExecProg *prog, const u64 *args,
   u32 init = kFpBit;
   u64 budget = 0;
   const BpfExecProg::CheckMeta *const meta = prog->meta_.data();
-  char why[160];
-  why[0] = 0;
+  char why[160];  // written by every path to `fault` before it jumps there
 
-  for (int i = 0; i < 5; i++) R[i + 1] = args[i];
+  R[0] = 0;
+  if (args) {
+    for (int i = 0; i < 5; i++) R[i + 1] = args[i];
+  } else {
+    R[1] = ctx;  // (only the fast mode enters this way)
+    R[2] = R[3] = R[4] = R[5] = 0;
+  }
+  R[6] = R[7] = R[8] = R[9] = 0;
   R[BPF_REG_FP] = stack_top;
   // The frame pointer, kept in a local (a register) as well as in R[10]: stack accesses are
   // most of the memory traffic of compiled programs, and this saves them the R[10] load.
@@ -911,9 +900,9 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
   const void *const *fast_labels = nullptr;
   const void *const *safe_labels = nullptr;
   const void *const *checked_labels = nullptr;
-  BpfInterp<false, false, false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
-  BpfInterp<false, true, false>::run(nullptr, nullptr, nullptr, nullptr, &safe_labels);
-  BpfInterp<true, false, false>::run(nullptr, nullptr, nullptr, nullptr, &checked_labels);
+  BpfInterp<false, false, false>::run(nullptr, nullptr, 0, nullptr, nullptr, &fast_labels);
+  BpfInterp<false, true, false>::run(nullptr, nullptr, 0, nullptr, nullptr, &safe_labels);
+  BpfInterp<true, false, false>::run(nullptr, nullptr, 0, nullptr, nullptr, &checked_labels);
   const SubprogWrites sw = subprog_writes(insns, cnt, rows);
 
   // The safe mode's analyses, only when it is wanted.
@@ -1002,8 +991,13 @@ absl::StatusOr<BpfExecProg> BpfExecProg::prepare(const BpfLinkedProg &lp,
 u64 BpfExecProg::run_fast(const u64 args[5]) const {
   // The one coverage test of a run, outside the interpreter loop.
   if (unlikely(cov_.hit != nullptr))
-    return BpfInterp<false, false, true>::run(this, args, nullptr, nullptr, nullptr);
-  return BpfInterp<false, false, false>::run(this, args, nullptr, nullptr, nullptr);
+    return BpfInterp<false, false, true>::run(this, args, 0, nullptr, nullptr, nullptr);
+  return BpfInterp<false, false, false>::run(this, args, 0, nullptr, nullptr, nullptr);
+}
+
+u64 BpfExecProg::run_fast_cov(const void *ctx) const {
+  return BpfInterp<false, false, true>::run(this, nullptr, (u64)(uintptr_t)ctx, nullptr, nullptr,
+                                            nullptr);
 }
 
 void BpfExecProg::set_coverage(const BpfCovArrays &cov) {
@@ -1014,8 +1008,8 @@ void BpfExecProg::set_coverage(const BpfCovArrays &cov) {
   }
   const void *const *fast_labels = nullptr;
   const void *const *cov_labels = nullptr;
-  BpfInterp<false, false, false>::run(nullptr, nullptr, nullptr, nullptr, &fast_labels);
-  BpfInterp<false, false, true>::run(nullptr, nullptr, nullptr, nullptr, &cov_labels);
+  BpfInterp<false, false, false>::run(nullptr, nullptr, 0, nullptr, nullptr, &fast_labels);
+  BpfInterp<false, false, true>::run(nullptr, nullptr, 0, nullptr, nullptr, &cov_labels);
   // The fast code with each handler replaced by the coverage loop's handler of the same row
   // (handlers sharing a label share it in both loops).
   std::vector<std::pair<const void *, const void *>> map;
@@ -1037,13 +1031,13 @@ BpfRunResult BpfExecProg::run_safe(const BpfCheckedRunOpts &opts) const {
     res.reason = "the program was prepared without the safe mode (BpfPrepareOpts::safe_mode)";
     return res;
   }
-  BpfInterp<false, true, false>::run(this, opts.args.data(), &opts, &res, nullptr);
+  BpfInterp<false, true, false>::run(this, opts.args.data(), 0, &opts, &res, nullptr);
   return res;
 }
 
 BpfRunResult BpfExecProg::run_checked(const BpfCheckedRunOpts &opts) const {
   BpfRunResult res;
-  BpfInterp<true, false, false>::run(this, opts.args.data(), &opts, &res, nullptr);
+  BpfInterp<true, false, false>::run(this, opts.args.data(), 0, &opts, &res, nullptr);
   return res;
 }
 

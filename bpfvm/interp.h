@@ -136,10 +136,11 @@ class BpfExecProg {
 
   // Fast mode: r1..r5 = args. Only for programs a verifier accepted.
   u64 run_fast(const u64 args[5]) const;
-  u64 run_fast(const void *ctx) const {
-    const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
-    return run_fast(args);
-  }
+  // The same with r1 = ctx and r2..r5 = 0, entered without an argument array: the kernel's
+  // __bpf_prog_run<stack size>(ctx, insn) (registers zeroed, r1 = ctx), the entry of
+  // bpf_prog_run() and of the trampoline's programs. Inline (below the class): the caller
+  // enters the interpreter loop directly.
+  inline u64 run_fast(const void *ctx) const;
   // Coverage: with cov.hit set, run_fast() runs a separate instantiation of the fast mode that
   // records into cov (see BpfCovArrays); the fast mode's own loop is unchanged, and run_fast()
   // tests the setting once per run. cov.hit == nullptr turns it off. Not concurrent with runs.
@@ -196,6 +197,8 @@ class BpfExecProg {
 
  private:
   BpfExecProg() = default;
+  // run_fast(ctx) with coverage on (out of line: the fast entry's inline code stays small).
+  u64 run_fast_cov(const void *ctx) const;
   template <bool Checked, bool Safe, bool Cov>
   friend struct BpfInterp;
 
@@ -213,5 +216,42 @@ class BpfExecProg {
   std::vector<bpf_func_t> helpers_;
   std::vector<bpf_func_t> kfuncs_;  // by call-site kfunc index
 };
+
+// The interpreter loops, one instantiation per mode (interp.cc defines them). Declared here so
+// that run_fast(ctx) enters the fast loop with one call.
+// Checked: per-instruction register and budget checks, checked-mode handlers. Safe (only with
+// !Checked): the fast handlers, with every memory access bounds-checked and the back-edge budget.
+// Cov (only with neither): the fast mode recording coverage (BpfExecProg::set_coverage()); its
+// additions are all `if constexpr (Cov)`, so the other instantiations compile as without them.
+template <bool Checked, bool Safe, bool Cov>
+struct BpfInterp {
+  static_assert(!Cov || (!Checked && !Safe), "coverage is a fast-mode variant");
+  static constexpr bool kMemChecked = Checked || Safe;  // bounds checks, faults reported
+  using DInsn = BpfExecProg::DInsn;
+
+  struct Frame {
+    const DInsn *ret;
+    u64 saved[4];  // r6-r9 of the caller
+    u32 init;      // checked mode: the caller's initialised-register mask
+  };
+
+  // r1..r5 = args at entry; with args == nullptr, r1 = ctx and r2..r5 = 0 (the fast mode's
+  // one-pointer entry). With labels_out set, only returns the handler table (indexed by
+  // bpf_opc_id).
+  static u64 run(const BpfExecProg *prog, const u64 *args, u64 ctx, const BpfCheckedRunOpts *opts,
+                 BpfRunResult *res, const void *const **labels_out);
+};
+
+extern template struct BpfInterp<false, false, false>;
+extern template struct BpfInterp<false, true, false>;
+extern template struct BpfInterp<true, false, false>;
+extern template struct BpfInterp<false, false, true>;
+
+inline u64 BpfExecProg::run_fast(const void *ctx) const {
+  // The one coverage test of a run, outside the interpreter loop.
+  if (__builtin_expect(cov_.hit != nullptr, 0)) return run_fast_cov(ctx);
+  return BpfInterp<false, false, false>::run(this, nullptr, (u64)(uintptr_t)ctx, nullptr, nullptr,
+                                             nullptr);
+}
 
 }  // namespace umemcg::emu

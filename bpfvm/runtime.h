@@ -49,6 +49,7 @@
 #include "bpfvm/loader.h"
 #include "bpfvm/map.h"
 #include "bpfvm/object.h"
+#include "bpfvm/run_ctx.h"
 #include "bpfvm/runtime_verify.h"
 
 namespace umemcg::emu {
@@ -109,7 +110,8 @@ class BpfLoadedProg {
   BpfProgRunResult run(void *ctx, u64 ctx_size, bool ctx_rdonly = false);
   // The trampoline's fast path: for a fast() program that is not sleepable, called by a hook
   // that already holds rcu_read_lock() with migration disabled (hook points, struct_ops
-  // dispatchers walking an RCU-protected array). Returns r0.
+  // dispatchers walking an RCU-protected array). Returns r0. Inline (below): the run context
+  // is set up in the caller's frame and the interpreter entered with r1 = ctx alone.
   // Emulation: the kernel's trampoline enters RCU per program; here one read-side section
   // covers the caller's walk (nesting would change nothing for a non-sleepable program).
   u64 run_in_rcu(void *ctx);
@@ -133,6 +135,25 @@ class BpfLoadedProg {
   bool run_unverified_ = false;
   std::string link_error_;
 };
+
+// bpf_run_ctx::run_callback of every run: runs BPF_PSEUDO_FUNC callback cb of the running
+// program (rc->prog), checked or fast as the run is.
+u64 bpf_run_callback(bpf_run_ctx *rc, u64 cb, const u64 args[5]);
+
+inline u64 BpfLoadedProg::run_in_rcu(void *ctx) {
+  // Only what a fast run's helpers read: the program (bpf_loop callbacks).
+  bpf_run_ctx rc;
+  rc.prog = this;
+  rc.run_callback = bpf_run_callback;
+  // bpf_set_run_ctx() and bpf_reset_run_ctx() on one slot, found once: the run ends on the
+  // task it started on.
+  bpf_run_ctx **slot = emu::bpf_run_ctx_slot();
+  bpf_run_ctx *old = *slot;
+  *slot = &rc;
+  const u64 r0 = exec_->run_fast(static_cast<const void *>(ctx));
+  *slot = old;
+  return r0;
+}
 
 class BpfLoadedObject {
  public:

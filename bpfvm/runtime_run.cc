@@ -27,8 +27,9 @@ bool run_mem_ok(void *opaque, u64 addr, u64 len, bool write) {
   return bpf_run_mem_ok(rc, addr, len, write, true);
 }
 
-// bpf_run_ctx::run_callback: runs a BPF_PSEUDO_FUNC callback of the running program.
-u64 run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
+}  // namespace
+
+u64 bpf_run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
   const auto *prog = static_cast<const BpfLoadedProg *>(rc->prog);
   const BpfCallback *cb = prog->find_callback(value);
   if (!cb) {
@@ -42,7 +43,8 @@ u64 run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
   o.regions = rc->chk->regions;
   o.mem_ok = run_mem_ok;
   o.mem_ok_opaque = rc;
-  o.insn_budget = rc->insn_budget > rc->executed ? rc->insn_budget - rc->executed : 1;
+  o.insn_budget =
+      rc->chk->insn_budget > rc->chk->executed ? rc->chk->insn_budget - rc->chk->executed : 1;
   // bpf_loop keeps the nesting below MAX_CALL_FRAMES runs.
   if (rc->chk->nr_stacks >= MAX_CALL_FRAMES) {
     bpf_run_fault(rc, "callbacks nested too deep");
@@ -51,7 +53,7 @@ u64 run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
   o.stack_out = rc->chk->stacks[rc->chk->nr_stacks++];
   BpfRunResult r = cb->exec->run_checked(o);
   rc->chk->nr_stacks--;
-  rc->executed += r.executed;
+  rc->chk->executed += r.executed;
   if (!r.ok) {
     // Trampoline index - 2 = program index.
     bpf_run_fault(rc, "callback " + cb->name + ": " + r.reason + " at insn " +
@@ -59,6 +61,8 @@ u64 run_callback(bpf_run_ctx *rc, u64 value, const u64 args[5]) {
   }
   return r.r0;
 }
+
+namespace {
 
 // What a checked run must not leave behind: the verifier proves both for verified programs.
 void release_leftovers(bpf_run_ctx *rc) {
@@ -102,22 +106,10 @@ u64 BpfLoadedProg::run_async_callback(const BpfCallback &cb, const u64 args[3]) 
   if (!fast()) return 0;  // bpf_async.cc refuses unverified programs the async kfuncs
   bpf_run_ctx rc;
   rc.prog = this;
-  rc.run_callback = run_callback;
+  rc.run_callback = bpf_run_callback;
   bpf_run_ctx *old = bpf_set_run_ctx(&rc);
   const u64 a[5] = {args[0], args[1], args[2], 0, 0};
   const u64 r0 = cb.exec->run_fast(a);
-  bpf_reset_run_ctx(old);
-  return r0;
-}
-
-u64 BpfLoadedProg::run_in_rcu(void *ctx) {
-  // Only what a fast run's helpers read: the program (bpf_loop callbacks).
-  bpf_run_ctx rc;
-  rc.prog = this;
-  rc.run_callback = run_callback;
-  bpf_run_ctx *old = bpf_set_run_ctx(&rc);
-  const u64 args[5] = {(u64)(uintptr_t)ctx, 0, 0, 0, 0};
-  const u64 r0 = exec_->run_fast(args);
   bpf_reset_run_ctx(old);
   return r0;
 }
@@ -133,7 +125,7 @@ BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx_size, bool ctx_rdonly) {
   std::optional<bpf_run_checked> chk;  // constructed for checked runs only
   if (!fast()) rc.chk = &chk.emplace();
   rc.prog = this;
-  rc.run_callback = run_callback;
+  rc.run_callback = bpf_run_callback;
   if (rc.chk) {
     rc.chk->regions = obj_->static_regions();
     if (ctx && ctx_size) rc.chk->regions.push_back({(u64)(uintptr_t)ctx, ctx_size, !ctx_rdonly});
@@ -160,15 +152,15 @@ BpfProgRunResult BpfLoadedProg::run(void *ctx, u64 ctx_size, bool ctx_rdonly) {
     o.regions = rc.chk->regions;
     o.mem_ok = run_mem_ok;
     o.mem_ok_opaque = &rc;
-    o.insn_budget = rc.insn_budget;
+    o.insn_budget = rc.chk->insn_budget;
     o.stack_out = rc.chk->stacks[rc.chk->nr_stacks++];
     BpfRunResult r = exec_->run_checked(o);
     rc.chk->nr_stacks--;
-    res.executed = r.executed + rc.executed;
+    res.executed = r.executed + rc.chk->executed;
     res.r0 = r.r0;
     release_leftovers(&rc);
-    if (!rc.fault.empty()) {
-      res.fault = rc.fault;
+    if (!rc.chk->fault.empty()) {
+      res.fault = rc.chk->fault;
     } else if (!r.ok) {
       res.fault = r.reason + " at insn " + std::to_string(r.insn);
     }

@@ -15,9 +15,9 @@
 
 namespace umemcg {
 
-namespace {
+std::atomic<long> cgroup_bpf_enabled_key[MAX_CGROUP_BPF_ATTACH_TYPE];
 
-std::atomic<long> g_enabled[MAX_CGROUP_BPF_ATTACH_TYPE];
+namespace {
 
 // Whether a new attachment below the ancestors of @cgrp is allowed: the nearest ancestor with
 // an attachment decides (MULTI or OVERRIDE allow it, NONE forbids it).
@@ -67,10 +67,6 @@ void free_after_gp(std::vector<const bpf_cgroup_array *> &old) {
 
 }  // namespace
 
-bool cgroup_bpf_enabled(cgroup_bpf_attach_type atype) {
-  return g_enabled[atype].load(std::memory_order_relaxed) > 0;
-}
-
 int cgroup_bpf_attach(cgroup *cgrp, cgroup_bpf_attach_type atype, bpf_cgroup_item *item,
                       u32 flags) {
   if (!cgrp || !item || atype >= MAX_CGROUP_BPF_ATTACH_TYPE) return -EINVAL;
@@ -91,12 +87,12 @@ int cgroup_bpf_attach(cgroup *cgrp, cgroup_bpf_attach_type atype, bpf_cgroup_ite
       replaced = progs.front();  // a non-MULTI attach replaces the one attachment
       replaced->cgroup = nullptr;
       progs.clear();
-      g_enabled[atype].fetch_sub(1, std::memory_order_relaxed);
+      cgroup_bpf_enabled_key[atype].fetch_sub(1, std::memory_order_relaxed);
     }
     progs.push_back(item);
     item->cgroup = cgrp;
     cgrp->bpf.flags[atype] = flags;
-    g_enabled[atype].fetch_add(1, std::memory_order_relaxed);
+    cgroup_bpf_enabled_key[atype].fetch_add(1, std::memory_order_relaxed);
     update_effective(cgrp, atype, old);
   }
   free_after_gp(old);
@@ -117,7 +113,7 @@ int cgroup_bpf_detach(cgroup_bpf_attach_type atype, bpf_cgroup_item *item) {
       progs.erase(it);
       item->cgroup = nullptr;
       if (progs.empty()) cgrp->bpf.flags[atype] = 0;
-      g_enabled[atype].fetch_sub(1, std::memory_order_relaxed);
+      cgroup_bpf_enabled_key[atype].fetch_sub(1, std::memory_order_relaxed);
       update_effective(cgrp, atype, old);
     }
   }
@@ -182,7 +178,7 @@ void cgroup_bpf_offline(cgroup *cgrp) {
   for (int t = 0; t < MAX_CGROUP_BPF_ATTACH_TYPE; t++) {
     for (bpf_cgroup_item *item : cgrp->bpf.progs[t]) {
       item->cgroup = nullptr;
-      g_enabled[t].fetch_sub(1, std::memory_order_relaxed);
+      cgroup_bpf_enabled_key[t].fetch_sub(1, std::memory_order_relaxed);
     }
     cgrp->bpf.progs[t].clear();
     cgrp->bpf.flags[t] = 0;

@@ -116,8 +116,15 @@ inline const bpf_cgroup_array *cgroup_bpf_effective(const cgroup_bpf &bpf,
                                                     cgroup_bpf_attach_type atype) {
   return bpf.effective[atype].load(std::memory_order_acquire);  // rcu_dereference
 }
-// The static key: true while anything is attached for @atype anywhere.
-bool cgroup_bpf_enabled(cgroup_bpf_attach_type atype);
+// The static keys (the kernel's cgroup_bpf_enabled_key[]): per attach type, the number of
+// attachments anywhere; changed under cgroup_mutex.
+// Emulation: a counter read with one relaxed load where the kernel patches a jump.
+extern std::atomic<long> cgroup_bpf_enabled_key[MAX_CGROUP_BPF_ATTACH_TYPE];
+// The static key test: true while anything is attached for @atype anywhere. Inline, as the
+// kernel's static_branch_unlikely(): hooks test it before anything else.
+inline bool cgroup_bpf_enabled(cgroup_bpf_attach_type atype) {
+  return cgroup_bpf_enabled_key[atype].load(std::memory_order_relaxed) > 0;
+}
 inline bool cgroup_bpf_tryget_live(const cgroup_bpf &bpf) {
   return !bpf.dead.load(std::memory_order_acquire);
 }

@@ -49,8 +49,8 @@ CHECKS = [
      "umemcg::try_charge_memcg(*", 35, 34),
     ("S2 slow path of a depth-1 stock miss (memcg stock, try_charge_memcg_slow)", "miss",
      "*try_charge_memcg_slow(*", 200, 181),
-    (DISPATCH1, "dispatch1", "umemcg::bpf_memcg_high_policy(*", None, 251),
-    (DISPATCH3, "dispatch3", "umemcg::bpf_memcg_high_policy(*", None, 477),
+    (DISPATCH1, "dispatch1", "umemcg::bpf_memcg_high_policy(*", None, 217),
+    (DISPATCH3, "dispatch3", "umemcg::bpf_memcg_high_policy(*", None, 383),
 ]
 
 

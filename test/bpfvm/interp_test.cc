@@ -97,6 +97,20 @@ TEST_CASE("checked run: arguments, executed count and budget", "[bpfvm][interp]"
   CHECK(r.reason == "instruction budget of 3 exhausted");
 }
 
+TEST_CASE("fast run: the one-pointer entry sets r1 = ctx and zeroes r2-r5", "[bpfvm][interp]") {
+  // r0 = r1 + (r2 | r3 | r4 | r5) + r6: the context pointer when r2-r6 start at zero.
+  auto insns = assemble("mov %r0, %r2\nor %r0, %r3\nor %r0, %r4\nor %r0, %r5\n"
+                        "add %r0, %r1\nadd %r0, %r6\nexit");
+  BpfExecProg p = prepare(insns);
+  // An argument-array run first leaves non-zero values where the next run's r2-r5 would be
+  // if the entry did not set them.
+  const u64 args[5] = {1, 2, 4, 8, 16};
+  CHECK(p.run_fast(args) == 31);
+  u64 ctx = 0;
+  CHECK(p.run_fast(static_cast<const void *>(&ctx)) == (u64)(uintptr_t)&ctx);
+  CHECK(p.run_fast(static_cast<const void *>(nullptr)) == 0);
+}
+
 TEST_CASE("fast run: a bad callx stops the program with r0 = 0 and a warning", "[bpfvm][interp]") {
   auto insns = assemble("mov %r2, 9\ncallx %r2\nmov %r0, 7\nexit");
   BpfExecProg p = prepare(insns);

@@ -174,6 +174,47 @@ TEST_CASE("helpers: the run context is per task", "[bpfvm][helpers]") {
   CHECK(bpf_current_run_ctx() == nullptr);  // the test thread (no task) has its own slot
 }
 
+namespace {
+// A callback runner that faults at its second call (bpf_loop's view of a callback run that
+// went wrong).
+int g_cb_calls = 0;
+u64 fault_at_second_call(bpf_run_ctx *rc, u64, const u64 *) {
+  if (++g_cb_calls == 2) bpf_run_fault(rc, "the callback faulted");
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("helpers: a fault stops bpf_loop; a checked run keeps its first text",
+          "[bpfvm][helpers][loop]") {
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  mach.exec([] {
+    const bpf_func_t loop = bpf_helper_table()[BPF_FUNC_loop];
+    // A fast run (no checked state): the fault is a flag, and it ends the loop.
+    bpf_run_ctx fast;
+    fast.run_callback = fault_at_second_call;
+    g_cb_calls = 0;
+    bpf_run_ctx *old = bpf_set_run_ctx(&fast);
+    CHECK((s64)loop(10, 1, 0, 0, 0) == -EFAULT);
+    bpf_reset_run_ctx(old);
+    CHECK(g_cb_calls == 2);
+    CHECK(fast.faulted);
+    CHECK(fast.callback_depth == 0);
+    // A checked run: the same, and the first fault's text is what the run reports.
+    bpf_run_checked chk;
+    bpf_run_ctx checked;
+    checked.chk = &chk;
+    checked.run_callback = fault_at_second_call;
+    g_cb_calls = 0;
+    old = bpf_set_run_ctx(&checked);
+    CHECK((s64)loop(10, 1, 0, 0, 0) == -EFAULT);
+    bpf_run_fault(&checked, "a later fault");
+    bpf_reset_run_ctx(old);
+    CHECK(g_cb_calls == 2);
+    CHECK(checked.faulted);
+    CHECK(chk.fault == "the callback faulted");
+  });
+}
+
 TEST_CASE("helpers: checked runs validate helper arguments", "[bpfvm][helpers][checked]") {
   emu::Machine mach(config(emu::Mode::simulated, 1));
   mach.exec([] {
