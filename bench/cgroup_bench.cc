@@ -22,8 +22,14 @@
 //     enabling memory adds to a directory here: the memory.* files' kernfs nodes (the emulator
 //     allocates a cgroup's memcg whether or not memory is enabled for it, so the memcg is in
 //     both directory figures).
+//   - what the memcg's statistics add once it has been updated on every vCPU (one event count
+//     per memcg and vCPU after the mkdirs): counters memcg_stats_bytes_fixed (the aggregates)
+//     and memcg_stats_bytes_per_vcpu (one CPU's running totals). The memcg figures above are
+//     those of a memcg never updated, which allocates no statistics (mm/memcontrol_stat.h,
+//     "Memory"); a memcg in use costs the sum of both pairs.
 //   Each pair of counters is a least-squares line over the four machines: the intercept (fixed
-//   bytes) and the slope (bytes per vCPU: the per-CPU statistics and the css's rstat links).
+//   bytes) and the slope (bytes per vCPU: the statistics pointers and the css's rstat links;
+//   for the statistics pair, the per-CPU blocks).
 // Emulation: bytes are what this process's allocator reports in use (jemalloc's
 //   stats.allocated when the benchmark is linked with jemalloc, its thread caches off while
 //   measuring; glibc's mallinfo2() otherwise); allocator rounding is included, as it is in
@@ -119,11 +125,13 @@ BENCHMARK(BM_cgroupfs_mkdir_rmdir)->Arg(10000)->Unit(benchmark::kMillisecond)->U
 cgroup_subsys_state *(*g_css_alloc)(cgroup_subsys_state *) = nullptr;
 int (*g_css_online)(cgroup_subsys_state *) = nullptr;
 double g_memcg_bytes = 0;
+std::vector<cgroup_subsys_state *> g_new_css;  // the memcgs created while the probe is installed
 
 cgroup_subsys_state *measured_css_alloc(cgroup_subsys_state *parent_css) {
   size_t before = heap_bytes_in_use();
   cgroup_subsys_state *css = g_css_alloc(parent_css);
   g_memcg_bytes += static_cast<double>(heap_bytes_in_use()) - static_cast<double>(before);
+  if (css) g_new_css.push_back(css);
   return css;
 }
 
@@ -142,6 +150,7 @@ struct memcg_bytes_probe {
     memory_cgrp_subsys.css_alloc = measured_css_alloc;
     memory_cgrp_subsys.css_online = measured_css_online;
     g_memcg_bytes = 0;
+    g_new_css.clear();
   }
   ~memcg_bytes_probe() {
     memory_cgrp_subsys.css_alloc = g_css_alloc;
@@ -154,6 +163,7 @@ struct memcg_bytes_probe {
 struct cgroup_bytes {
   double dir = 0;    // the whole directory, per cgroup
   double memcg = 0;  // css_alloc + css_online of the memory controller, per cgroup
+  double stats = 0;  // what one update per vCPU adds to each new memcg (its statistics)
 };
 
 // Heap bytes per cgroup directory created on a fresh machine of nr_cpus vCPUs, with or without
@@ -176,6 +186,19 @@ cgroup_bytes bytes_per_cgroup(unsigned int nr_cpus, bool memory, int n, bool *ok
     }
     size_t after = heap_bytes_in_use();
     per.dir = (static_cast<double>(after) - static_cast<double>(before)) / n;
+  }, 0);
+  // One event on every vCPU in each new memcg: its statistics, allocated on first update.
+  std::vector<cgroup_subsys_state *> created = g_new_css;
+  for (unsigned int cpu = 0; memory && cpu < nr_cpus; cpu++) {
+    m->exec([&] {
+      tcache_off();
+      size_t before = heap_bytes_in_use();
+      for (cgroup_subsys_state *css : created)
+        count_memcg_events(mem_cgroup_from_css(css), PGFAULT, 1);
+      per.stats += (static_cast<double>(heap_bytes_in_use()) - static_cast<double>(before)) / n;
+    }, static_cast<int>(cpu));
+  }
+  m->exec([&] {
     for (const std::string &name : names) *ok &= cgroupfs_rmdir(name) == 0;
   }, 0);
   return per;
@@ -193,25 +216,29 @@ void fit(const std::vector<double> &x, const std::vector<double> &y, double *a, 
 
 void BM_memcg_bytes_per_cgroup(benchmark::State &state) {
   const int n = 1000;
-  std::vector<double> cpus, dir, memcg, dir_nomem;
+  std::vector<double> cpus, dir, memcg, dir_nomem, stats;
   bool ok = true;
   for (auto _ : state) {
-    cpus.clear(), dir.clear(), memcg.clear(), dir_nomem.clear();
+    cpus.clear(), dir.clear(), memcg.clear(), dir_nomem.clear(), stats.clear();
     for (unsigned int c : {1u, 2u, 4u, 8u}) {
       cpus.push_back(c);
       cgroup_bytes with = bytes_per_cgroup(c, true, n, &ok);
       dir.push_back(with.dir);
       memcg.push_back(with.memcg);
+      stats.push_back(with.stats);
       dir_nomem.push_back(bytes_per_cgroup(c, false, n, &ok).dir);
     }
   }
   if (!ok) return state.SkipWithError("a mkdir, rmdir or boot failed");
-  double a, b, a0, b0, ma, mb;
+  double a, b, a0, b0, ma, mb, sa, sb;
   fit(cpus, dir, &a, &b);
   fit(cpus, dir_nomem, &a0, &b0);
   fit(cpus, memcg, &ma, &mb);
+  fit(cpus, stats, &sa, &sb);
   state.counters["memcg_bytes_fixed"] = ma;
   state.counters["memcg_bytes_per_vcpu"] = mb;
+  state.counters["memcg_stats_bytes_fixed"] = sa;
+  state.counters["memcg_stats_bytes_per_vcpu"] = sb;
   state.counters["dir_bytes_fixed"] = a;
   state.counters["dir_bytes_per_vcpu"] = b;
   state.counters["memory_files_bytes"] = a - a0;

@@ -102,7 +102,7 @@ cgroup_subsys_state *mem_cgroup_css_alloc(cgroup_subsys_state *parent_css) {
   bool dfl = !do_memsw_account();
   // memcg1_alloc_events (v1 only), then the statistics.
   if ((!dfl && !memcg1_alloc_events(memcg)) ||
-      !memcg_internal::memcg_vmstats_alloc(memcg, parent) || css_rstat_init(&memcg->css)) {
+      !memcg_internal::memcg_vmstats_alloc(memcg) || css_rstat_init(&memcg->css)) {
     memcg_internal::memcg_vmstats_free(memcg);
     memcg1_free_events(memcg);
     delete memcg;

@@ -68,10 +68,8 @@ enum memcg_memory_event {
 };
 
 struct obj_cgroup;
-struct memcg_vmstats;
-struct memcg_vmstats_percpu;
-struct lruvec_stats;
-struct lruvec_stats_percpu;
+struct memcg_stats;
+struct memcg_stats_pcpu;
 
 // The per-open-file state of memory.peak and memory.swap.peak (the kernel's cgroup_of_peak):
 // OFP_PEAK_UNSET until the file's first write, then the usage at its last reset, raised by
@@ -112,12 +110,13 @@ struct mem_cgroup {
   cgroup_file events_local_file;
   cgroup_file swap_events_file;
 
-  // Statistics (mm/memcontrol_stat.h): the aggregates and this memcg's per-CPU totals.
-  memcg_vmstats *vmstats = nullptr;
-  percpu<memcg_vmstats_percpu> *vmstats_percpu = nullptr;
-  // Emulation: one node: the kernel's nodeinfo[0]->lruvec_stats(_percpu).
-  umemcg::lruvec_stats *lruvec_stats = nullptr;
-  percpu<umemcg::lruvec_stats_percpu> *lruvec_stats_percpu = nullptr;
+  // Statistics (mm/memcontrol_stat.h): the aggregates (memcg_vmstats and the lruvec's
+  // lruvec_stats) and one pointer per CPU to this memcg's running totals on that CPU.
+  // Emulation: both are allocated on the memcg's first statistics update (on the CPU that makes
+  // it: see memcontrol_stat.cc), not at css_alloc; nullptr reads as all zeros. Only mm/
+  // memcontrol_stat.cc touches them.
+  memcg_stats *stats = nullptr;
+  memcg_stats_pcpu **stats_pcpu = nullptr;  // nr_cpu_ids entries, allocated at css_alloc
 
   // kmem: the current objcg (nullptr once offline), the objcgs of offline descendants
   // reparented to this memcg (linked through obj_cgroup::list, under objcg_lock), and the

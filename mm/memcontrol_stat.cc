@@ -14,11 +14,15 @@
 // Emulation: there is no NMI context, so the kernel's NMI-safe atomics for MEMCG_KMEM and the
 //   slab items (folded in at flush) are not needed: those items go through the per-CPU path.
 // Emulation: the periodic flush work is cancelled at memcg shutdown (the kernel never stops it).
+// Emulation: a memcg's statistics (aggregates and per-CPU totals) are allocated on its first
+//   update, the per-CPU part on each CPU's first update (struct memcg_stats_pcpu below).
 #include "mm/memcontrol_stat.h"
 
 #include <array>
-#include <iterator>
+#include <atomic>
 #include <cstdlib>
+#include <iterator>
+#include <new>
 
 #include "kernel/cgroup_rstat.h"
 #include "mm/memcontrol.h"
@@ -108,11 +112,13 @@ int memcg_events_index(int idx) {
 
 // --- data structures (3.2) ---------------------------------------------------------------------
 
+struct memcg_vmstats;
+
 // Per memcg and CPU. The first three fields are what memcg_rstat_updated() walks up the tree
-// for every update: they share the first cache line (the whole object is cache-line aligned
-// by the per-CPU allocator). state/events are this CPU's running totals, written only by this
-// CPU with preemption disabled and read by the flusher (WRITE_ONCE / READ_ONCE); the _prev
-// snapshots belong to the flusher (rstat lock).
+// for every update: they share the first cache line (the block holding it is cache-line
+// aligned, see memcg_stats_pcpu). state/events are this CPU's running totals, written only by
+// this CPU with preemption disabled and read by the flusher (WRITE_ONCE / READ_ONCE); the
+// _prev snapshots belong to the flusher (rstat lock).
 struct memcg_vmstats_percpu {
   // Pending update magnitude on this CPU (pages). The owner adds, the flusher zeroes: both with
   // READ_ONCE/WRITE_ONCE (the kernel's benign race: an add racing with the zeroing is lost or
@@ -150,7 +156,109 @@ struct lruvec_stats {
   long state_pending[NR_MEMCG_NODE_STAT_ITEMS] = {};
 };
 
+// Emulation: a memcg's statistics are allocated on its first update, not at css_alloc (the
+// kernel allocates memcg_vmstats, memcg_vmstats_percpu and the lruvec stats of every node with
+// the memcg). A memcg that is never updated (created and removed without a charge) costs only
+// its pointer array (8 bytes per CPU); see docs/charge-path.md, "Statistics memory".
+//
+// memcg_stats: the aggregates of the memcg and of its lruvec, one allocation. Published in
+// mem_cgroup::stats with a release cmpxchg by the first CPU that updates the memcg (several
+// may race: the losers free theirs and take the winner's); read with an acquire load. nullptr
+// reads as all zeros and as "nothing pending" (stats_updates 0).
+struct memcg_stats {
+  memcg_vmstats vmstats;
+  lruvec_stats lruvec;
+};
+
+// memcg_stats_pcpu: one CPU's running totals of the memcg and of its lruvec, one cache-aligned
+// allocation, made on that CPU's first update of the memcg (memcg_stats_pcpu_create) with
+// preemption disabled. Only that CPU writes its slot mem_cgroup::stats_pcpu[cpu]
+// (cmpxchg-release: a nested context on the CPU could race the creation); it reads the slot
+// with a relaxed load, other CPUs (the rstat flush, the exact-sum readers) with an acquire
+// load, and treat nullptr as all zeros. Invariant: when a CPU's block of a memcg exists, the
+// blocks of every ancestor on that CPU and the memcg's memcg_stats exist too (created first),
+// so the parent_pcpu walk of memcg_rstat_updated() never meets nullptr, and a css that is on a
+// CPU's rstat updated tree has its block on that CPU (css_rstat_updated runs after the block is
+// published, for the memcg and its ancestors). Blocks and aggregates are freed with the memcg,
+// after its final flush; children are freed before their parent, so parent_pcpu stays valid.
+struct ____cacheline_aligned memcg_stats_pcpu {
+  memcg_vmstats_percpu vmstats;
+  lruvec_stats_percpu lruvec;
+};
+
 namespace {
+
+// --- lazily allocated statistics (see memcg_stats above) -----------------------------------------
+
+// The aggregates, or nullptr (never updated). Any context.
+memcg_stats *memcg_stats_of(mem_cgroup *memcg) {
+  return std::atomic_ref<memcg_stats *>(memcg->stats).load(std::memory_order_acquire);
+}
+memcg_vmstats *memcg_vmstats_of(mem_cgroup *memcg) {
+  memcg_stats *s = memcg_stats_of(memcg);
+  return s ? &s->vmstats : nullptr;
+}
+// @cpu's block of @memcg or nullptr, read from any CPU.
+memcg_stats_pcpu *memcg_stats_pcpu_peek(mem_cgroup *memcg, int cpu) {
+  return std::atomic_ref<memcg_stats_pcpu *>(memcg->stats_pcpu[cpu])
+      .load(std::memory_order_acquire);
+}
+
+memcg_stats *memcg_stats_get_or_create(mem_cgroup *memcg) {
+  memcg_stats *s = memcg_stats_of(memcg);
+  if (likely(s)) return s;
+  // Emulation: the C++ heap, not the shim's accounted kmalloc: it never sleeps and never
+  // re-enters memcg, so it is safe with preemption (and interrupts) disabled.
+  auto *fresh = new (std::nothrow) memcg_stats;
+  if (!fresh) return nullptr;
+  memcg_stats *expected = nullptr;
+  if (std::atomic_ref<memcg_stats *>(memcg->stats)
+          .compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                   std::memory_order_acquire))
+    return fresh;
+  delete fresh;  // another CPU published first
+  return expected;
+}
+
+/*
+ * memcg_stats_pcpu_create - the first update of @memcg on @cpu: create its block there
+ *
+ * Creates the blocks of the ancestors on @cpu that have none (top-down, so each child's
+ * parent_pcpu is set from a published block) and @memcg's aggregates, then publishes the block.
+ * Returns nullptr only when the heap is exhausted (WARN once; the caller drops the update).
+ * Context: preemption disabled, on @cpu (the caller's update section); does not sleep.
+ */
+__attribute__((noinline)) memcg_stats_pcpu *memcg_stats_pcpu_create(mem_cgroup *memcg,
+                                                                      int cpu) {
+  memcg_stats_pcpu *pstatc = nullptr;
+  if (mem_cgroup *parent = parent_mem_cgroup(memcg)) {
+    pstatc = READ_ONCE(parent->stats_pcpu[cpu]);
+    if (!pstatc) pstatc = memcg_stats_pcpu_create(parent, cpu);
+    if (!pstatc) return nullptr;
+  }
+  memcg_stats *stats = memcg_stats_get_or_create(memcg);
+  auto *statc = stats ? new (std::nothrow) memcg_stats_pcpu : nullptr;
+  if (WARN_ONCE(!statc, "memcg: no memory for statistics, update dropped\n")) return nullptr;
+  statc->vmstats.parent_pcpu = pstatc ? &pstatc->vmstats : nullptr;
+  statc->vmstats.vmstats = &stats->vmstats;
+  memcg_stats_pcpu *expected = nullptr;
+  if (std::atomic_ref<memcg_stats_pcpu *>(memcg->stats_pcpu[cpu])
+          .compare_exchange_strong(expected, statc, std::memory_order_release,
+                                   std::memory_order_relaxed))
+    return statc;
+  delete statc;  // a context nested on this CPU created it meanwhile
+  return expected;
+}
+
+// This CPU's block of @memcg, created on first use; nullptr only on heap exhaustion.
+// Context: preemption disabled, @cpu == smp_processor_id(). Only this CPU writes the slot, so
+// a relaxed load sees its own publication (a task that later holds this vCPU is ordered after
+// it by the vCPU hand-over).
+inline memcg_stats_pcpu *memcg_stats_pcpu_get(mem_cgroup *memcg, int cpu) {
+  memcg_stats_pcpu *statc = READ_ONCE(memcg->stats_pcpu[cpu]);
+  if (likely(statc)) return statc;
+  return memcg_stats_pcpu_create(memcg, cpu);
+}
 
 // --- flushing state (3.4) ----------------------------------------------------------------------
 
@@ -158,24 +266,26 @@ delayed_work stats_flush_dwork;
 u64 flush_last_time = 0;  // jiffies of the last root flush (READ_ONCE/WRITE_ONCE)
 bool stats_flush_stopping = false;  // shutdown: the periodic work no longer re-arms
 
+// nullptr (a memcg never updated) has nothing pending.
 bool memcg_vmstats_needs_flush(memcg_vmstats *vmstats) {
+  if (!vmstats) return false;
   return atomic_long_read(&vmstats->stats_updates) >
          static_cast<long>(MEMCG_CHARGE_BATCH * num_online_cpus());
 }
 
 /*
  * memcg_rstat_updated - account @val pages of updates on this CPU to @memcg and its ancestors
+ * @block: @memcg's block on this CPU (its ancestors' blocks exist, see memcg_stats_pcpu)
  *
  * Each level keeps a per-CPU count; once it reaches MEMCG_CHARGE_BATCH it moves into the
  * level's atomic stats_updates. A level already over the flush threshold stops the walk: its
  * ancestors are over it too (each of them received at least as much).
  * Context: preemption disabled.
  */
-void memcg_rstat_updated(mem_cgroup *memcg, int val, int cpu) {
+void memcg_rstat_updated(mem_cgroup *memcg, memcg_stats_pcpu *block, int val, int cpu) {
   if (!val) return;
   css_rstat_updated(&memcg->css, cpu);
-  for (memcg_vmstats_percpu *statc = per_cpu_ptr(memcg->vmstats_percpu, cpu); statc;
-       statc = statc->parent_pcpu) {
+  for (memcg_vmstats_percpu *statc = &block->vmstats; statc; statc = statc->parent_pcpu) {
     if (memcg_vmstats_needs_flush(statc->vmstats)) break;
     unsigned int stats_updates = READ_ONCE(statc->stats_updates) + std::abs(val);
     WRITE_ONCE(statc->stats_updates, stats_updates);
@@ -216,14 +326,15 @@ inline void pcpu_add(long *p, long delta) { WRITE_ONCE(*p, *p + delta); }
 inline void pcpu_add(unsigned long *p, unsigned long delta) { WRITE_ONCE(*p, *p + delta); }
 
 // Folds one counter: the children's pending delta and this CPU's change since the last flush
-// into the aggregates, and pushes the sum to the parent's pending delta.
+// into the aggregates, and pushes the sum to the parent's pending delta. pcpu and prev are
+// nullptr when the memcg has no block on this CPU (all zeros: no change of its own).
 template <typename T>
 void flush_one(T *aggr, T *local, T *pending, T *parent_pending, const T *pcpu, T *prev) {
   T delta = *pending;
   if (delta) *pending = 0;
   T delta_cpu = 0;
-  T v = READ_ONCE(*pcpu);
-  if (v != *prev) {
+  T v = pcpu ? READ_ONCE(*pcpu) : 0;
+  if (pcpu && v != *prev) {
     delta_cpu = v - *prev;
     delta += delta_cpu;
     *prev = v;
@@ -242,9 +353,14 @@ void flush_one(T *aggr, T *local, T *pending, T *parent_pending, const T *pcpu, 
 void __mod_memcg_state(mem_cgroup *memcg, int idx, int val) {
   int i = memcg_stats_index(idx);
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, idx)) return;
+  // Adding 0 changes nothing and counts nothing (memcg_rstat_updated ignores it): it creates
+  // no statistics block either.
+  if (unlikely(!val)) return;
   int cpu = smp_processor_id();
-  pcpu_add(&per_cpu_ptr(memcg->vmstats_percpu, cpu)->state[i], val);
-  memcg_rstat_updated(memcg, memcg_state_val_in_pages(idx, val), cpu);
+  memcg_stats_pcpu *statc = memcg_stats_pcpu_get(memcg, cpu);
+  if (unlikely(!statc)) return;
+  pcpu_add(&statc->vmstats.state[i], val);
+  memcg_rstat_updated(memcg, statc, memcg_state_val_in_pages(idx, val), cpu);
 }
 
 void mod_memcg_state(mem_cgroup *memcg, int idx, int val) {
@@ -258,20 +374,26 @@ void mod_memcg_lruvec_state(mem_cgroup *memcg, enum node_stat_item idx, int val)
   if (WARN_ONCE(i == BAD_INDEX || i >= NR_MEMCG_NODE_STAT_ITEMS, "%s: missing stat item %d\n",
                 __func__, idx))
     return;
+  if (unlikely(!val)) return;  // as in __mod_memcg_state
   preempt_disable();
   int cpu = smp_processor_id();
-  pcpu_add(&per_cpu_ptr(memcg->vmstats_percpu, cpu)->state[i], val);
-  pcpu_add(&per_cpu_ptr(memcg->lruvec_stats_percpu, cpu)->state[i], val);
-  memcg_rstat_updated(memcg, memcg_state_val_in_pages(idx, val), cpu);
+  if (memcg_stats_pcpu *statc = memcg_stats_pcpu_get(memcg, cpu); likely(statc)) {
+    pcpu_add(&statc->vmstats.state[i], val);
+    pcpu_add(&statc->lruvec.state[i], val);
+    memcg_rstat_updated(memcg, statc, memcg_state_val_in_pages(idx, val), cpu);
+  }
   preempt_enable();
 }
 
 void __count_memcg_events(mem_cgroup *memcg, enum vm_event_item idx, unsigned long count) {
   int i = memcg_events_index(idx);
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, idx)) return;
+  if (unlikely(!count)) return;  // as in __mod_memcg_state
   int cpu = smp_processor_id();
-  pcpu_add(&per_cpu_ptr(memcg->vmstats_percpu, cpu)->events[i], count);
-  memcg_rstat_updated(memcg, static_cast<int>(count), cpu);
+  memcg_stats_pcpu *statc = memcg_stats_pcpu_get(memcg, cpu);
+  if (unlikely(!statc)) return;
+  pcpu_add(&statc->vmstats.events[i], count);
+  memcg_rstat_updated(memcg, statc, static_cast<int>(count), cpu);
 }
 
 void count_memcg_events(mem_cgroup *memcg, enum vm_event_item idx, unsigned long count) {
@@ -285,25 +407,29 @@ void count_memcg_events(mem_cgroup *memcg, enum vm_event_item idx, unsigned long
 unsigned long memcg_page_state(mem_cgroup *memcg, int idx) {
   int i = memcg_stats_index(idx);
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, idx)) return 0;
-  return clamp_smp(READ_ONCE(memcg->vmstats->state[i]));
+  memcg_vmstats *vs = memcg_vmstats_of(memcg);
+  return vs ? clamp_smp(READ_ONCE(vs->state[i])) : 0;
 }
 
 unsigned long memcg_page_state_local(mem_cgroup *memcg, int idx) {
   int i = memcg_stats_index(idx);
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, idx)) return 0;
-  return clamp_smp(READ_ONCE(memcg->vmstats->state_local[i]));
+  memcg_vmstats *vs = memcg_vmstats_of(memcg);
+  return vs ? clamp_smp(READ_ONCE(vs->state_local[i])) : 0;
 }
 
 unsigned long memcg_events(mem_cgroup *memcg, int event) {
   int i = memcg_events_index(event);
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, event)) return 0;
-  return READ_ONCE(memcg->vmstats->events[i]);
+  memcg_vmstats *vs = memcg_vmstats_of(memcg);
+  return vs ? READ_ONCE(vs->events[i]) : 0;
 }
 
 unsigned long memcg_events_local(mem_cgroup *memcg, int event) {
   int i = memcg_events_index(event);
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, event)) return 0;
-  return READ_ONCE(memcg->vmstats->events_local[i]);
+  memcg_vmstats *vs = memcg_vmstats_of(memcg);
+  return vs ? READ_ONCE(vs->events_local[i]) : 0;
 }
 
 unsigned long lruvec_page_state(mem_cgroup *memcg, enum node_stat_item idx) {
@@ -311,7 +437,8 @@ unsigned long lruvec_page_state(mem_cgroup *memcg, enum node_stat_item idx) {
   if (WARN_ONCE(i == BAD_INDEX || i >= NR_MEMCG_NODE_STAT_ITEMS, "%s: missing stat item %d\n",
                 __func__, idx))
     return 0;
-  return clamp_smp(READ_ONCE(memcg->lruvec_stats->state[i]));
+  memcg_stats *st = memcg_stats_of(memcg);
+  return st ? clamp_smp(READ_ONCE(st->lruvec.state[i])) : 0;
 }
 
 unsigned long lruvec_page_state_local(mem_cgroup *memcg, enum node_stat_item idx) {
@@ -319,7 +446,8 @@ unsigned long lruvec_page_state_local(mem_cgroup *memcg, enum node_stat_item idx
   if (WARN_ONCE(i == BAD_INDEX || i >= NR_MEMCG_NODE_STAT_ITEMS, "%s: missing stat item %d\n",
                 __func__, idx))
     return 0;
-  return clamp_smp(READ_ONCE(memcg->lruvec_stats->state_local[i]));
+  memcg_stats *st = memcg_stats_of(memcg);
+  return st ? clamp_smp(READ_ONCE(st->lruvec.state_local[i])) : 0;
 }
 
 int memcg_page_state_unit(int item) {
@@ -372,7 +500,7 @@ bool memcg_vm_event_item_valid(int event) { return memcg_events_index(event) != 
 void mem_cgroup_flush_stats(mem_cgroup *memcg) {
   if (!memcg) memcg = root_mem_cgroup;
   if (!memcg) return;
-  if (memcg_vmstats_needs_flush(memcg->vmstats)) do_flush_stats(memcg);
+  if (memcg_vmstats_needs_flush(memcg_vmstats_of(memcg))) do_flush_stats(memcg);
 }
 
 void mem_cgroup_flush_stats_ratelimited(mem_cgroup *memcg) {
@@ -386,61 +514,61 @@ namespace memcg_internal {
 void mem_cgroup_css_rstat_flush(cgroup_subsys_state *css, int cpu) {
   mem_cgroup *memcg = mem_cgroup_from_css(css);
   mem_cgroup *parent = parent_mem_cgroup(memcg);
-  memcg_vmstats *vs = memcg->vmstats;
-  memcg_vmstats *pvs = parent ? parent->vmstats : nullptr;
-  memcg_vmstats_percpu *statc = per_cpu_ptr(memcg->vmstats_percpu, cpu);
+  // A memcg on @cpu's updated tree was updated there (itself or through a descendant), so its
+  // block on @cpu, its aggregates and its parent's exist (see memcg_stats_pcpu). Whoever else
+  // marks a css updated (a test) may find none: no aggregates means nothing was ever counted or
+  // pushed up here; no block on @cpu means no change of its own there (all zeros).
+  memcg_stats *st = memcg_stats_of(memcg);
+  if (!st) return;
+  memcg_stats_pcpu *block = memcg_stats_pcpu_peek(memcg, cpu);
+  memcg_stats *pst = parent ? memcg_stats_of(parent) : nullptr;
+  // A memcg's aggregates are created after its parent's (memcg_stats_pcpu_create, top-down).
+  WARN_ON_ONCE(parent && !pst);
+  memcg_vmstats *vs = &st->vmstats;
+  memcg_vmstats *pvs = pst ? &pst->vmstats : nullptr;
+  memcg_vmstats_percpu *statc = block ? &block->vmstats : nullptr;
 
   for (int i = 0; i < MEMCG_VMSTAT_SIZE; i++)
     flush_one(&vs->state[i], &vs->state_local[i], &vs->state_pending[i],
-              pvs ? &pvs->state_pending[i] : nullptr, &statc->state[i], &statc->state_prev[i]);
+              pvs ? &pvs->state_pending[i] : nullptr, statc ? &statc->state[i] : nullptr,
+              statc ? &statc->state_prev[i] : nullptr);
   for (int i = 0; i < NR_MEMCG_EVENTS; i++)
     flush_one(&vs->events[i], &vs->events_local[i], &vs->events_pending[i],
-              pvs ? &pvs->events_pending[i] : nullptr, &statc->events[i], &statc->events_prev[i]);
+              pvs ? &pvs->events_pending[i] : nullptr, statc ? &statc->events[i] : nullptr,
+              statc ? &statc->events_prev[i] : nullptr);
 
-  lruvec_stats *ls = memcg->lruvec_stats;
-  lruvec_stats *pls = parent ? parent->lruvec_stats : nullptr;
-  lruvec_stats_percpu *lstatc = per_cpu_ptr(memcg->lruvec_stats_percpu, cpu);
+  lruvec_stats *ls = &st->lruvec;
+  lruvec_stats *pls = pst ? &pst->lruvec : nullptr;
+  lruvec_stats_percpu *lstatc = block ? &block->lruvec : nullptr;
   for (int i = 0; i < NR_MEMCG_NODE_STAT_ITEMS; i++)
     flush_one(&ls->state[i], &ls->state_local[i], &ls->state_pending[i],
-              pls ? &pls->state_pending[i] : nullptr, &lstatc->state[i], &lstatc->state_prev[i]);
+              pls ? &pls->state_pending[i] : nullptr, lstatc ? &lstatc->state[i] : nullptr,
+              lstatc ? &lstatc->state_prev[i] : nullptr);
 
-  WRITE_ONCE(statc->stats_updates, 0u);
+  if (statc) WRITE_ONCE(statc->stats_updates, 0u);
   // One atomic write per memcg for the whole per-CPU loop.
   if (atomic_long_read(&vs->stats_updates)) atomic_long_set(&vs->stats_updates, 0);
 }
 
-bool memcg_vmstats_alloc(mem_cgroup *memcg, mem_cgroup *parent) {
-  memcg->vmstats = new memcg_vmstats;
-  memcg->vmstats_percpu = alloc_percpu<memcg_vmstats_percpu>();
-  memcg->lruvec_stats = new lruvec_stats;
-  memcg->lruvec_stats_percpu = alloc_percpu<lruvec_stats_percpu>();
-  if (!memcg->vmstats_percpu || !memcg->lruvec_stats_percpu) {
-    memcg_vmstats_free(memcg);
-    return false;
-  }
-  int cpu;
-  for_each_possible_cpu(cpu) {
-    memcg_vmstats_percpu *statc = per_cpu_ptr(memcg->vmstats_percpu, cpu);
-    statc->parent_pcpu = parent ? per_cpu_ptr(parent->vmstats_percpu, cpu) : nullptr;
-    statc->vmstats = memcg->vmstats;
-  }
-  return true;
+bool memcg_vmstats_alloc(mem_cgroup *memcg) {
+  // Only the per-CPU pointers: the statistics come with the first update (see memcg_stats).
+  if (nr_cpu_ids == 0) return false;
+  memcg->stats_pcpu = new (std::nothrow) memcg_stats_pcpu *[nr_cpu_ids]();
+  return memcg->stats_pcpu != nullptr;
 }
 
 void memcg_vmstats_free(mem_cgroup *memcg) {
+  if (!memcg->stats_pcpu) return;
   // Bookkeeping for the invariant checker: what the memcg itself counted in its own items.
   for (unsigned int item : memcg_stat_items)
-    if (memcg->vmstats_percpu)
-      atomic_long_add(emu::memcg_page_state_local_sum(memcg, static_cast<int>(item)),
-                      &g_freed_stat[item - MEMCG_SWAP]);
-  delete memcg->vmstats;
-  memcg->vmstats = nullptr;
-  free_percpu(memcg->vmstats_percpu);
-  memcg->vmstats_percpu = nullptr;
-  delete memcg->lruvec_stats;
-  memcg->lruvec_stats = nullptr;
-  free_percpu(memcg->lruvec_stats_percpu);
-  memcg->lruvec_stats_percpu = nullptr;
+    atomic_long_add(emu::memcg_page_state_local_sum(memcg, static_cast<int>(item)),
+                    &g_freed_stat[item - MEMCG_SWAP]);
+  int cpu;
+  for_each_possible_cpu(cpu) delete memcg->stats_pcpu[cpu];
+  delete[] memcg->stats_pcpu;
+  memcg->stats_pcpu = nullptr;
+  delete memcg->stats;
+  memcg->stats = nullptr;
 }
 
 void memcg_stats_boot() {
@@ -474,7 +602,10 @@ long memcg_page_state_local_sum(mem_cgroup *memcg, int idx) {
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, idx)) return 0;
   long sum = 0;
   int cpu;
-  for_each_possible_cpu(cpu) sum += READ_ONCE(per_cpu_ptr(memcg->vmstats_percpu, cpu)->state[i]);
+  for_each_possible_cpu(cpu) {
+    if (memcg_stats_pcpu *statc = memcg_stats_pcpu_peek(memcg, cpu))
+      sum += READ_ONCE(statc->vmstats.state[i]);
+  }
   return sum;
 }
 
@@ -483,7 +614,10 @@ unsigned long memcg_events_local_sum(mem_cgroup *memcg, int event) {
   if (WARN_ONCE(i == BAD_INDEX, "%s: missing stat item %d\n", __func__, event)) return 0;
   unsigned long sum = 0;
   int cpu;
-  for_each_possible_cpu(cpu) sum += READ_ONCE(per_cpu_ptr(memcg->vmstats_percpu, cpu)->events[i]);
+  for_each_possible_cpu(cpu) {
+    if (memcg_stats_pcpu *statc = memcg_stats_pcpu_peek(memcg, cpu))
+      sum += READ_ONCE(statc->vmstats.events[i]);
+  }
   return sum;
 }
 
@@ -498,10 +632,22 @@ void mem_cgroup_flush_stats_force(mem_cgroup *memcg) {
 }
 
 long memcg_stats_updates(mem_cgroup *memcg) {
-  return atomic_long_read(&memcg->vmstats->stats_updates);
+  memcg_vmstats *vs = memcg_vmstats_of(memcg);
+  return vs ? atomic_long_read(&vs->stats_updates) : 0;
 }
 
 u64 memcg_flush_last_time() { return READ_ONCE(flush_last_time); }
+
+u64 memcg_stats_pcpu_mask(mem_cgroup *memcg) {
+  u64 mask = 0;
+  int cpu;
+  for_each_possible_cpu(cpu) {
+    if (memcg_stats_pcpu_peek(memcg, cpu)) mask |= u64{1} << cpu;
+  }
+  return mask;
+}
+
+bool memcg_stats_allocated(mem_cgroup *memcg) { return memcg_stats_of(memcg) != nullptr; }
 
 }  // namespace emu
 

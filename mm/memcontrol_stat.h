@@ -16,6 +16,11 @@
 // the aggregates are written only under the rstat lock (kernel/cgroup_rstat.h) and read
 // locklessly with READ_ONCE.
 //
+// Memory: a memcg allocates no statistics until it is updated: the aggregates come with its
+// first update, the per-CPU totals with the first update on each CPU (published with a release
+// cmpxchg; readers treat a missing block as all zeros). See memcontrol_stat.cc, struct
+// memcg_stats_pcpu, and docs/charge-path.md, "Statistics memory".
+//
 // Mirrors: include/linux/mmzone.h (enum node_stat_item), include/linux/vm_event_item.h,
 //   include/linux/memcontrol.h (enum memcg_stat_item, the stat API), mm/memcontrol.c
 //   (memcg_vmstats*, memcg_rstat_updated, mem_cgroup_flush_stats*, mem_cgroup_css_rstat_flush,
@@ -33,6 +38,8 @@
 //   (the memory model wraps it in mod_lruvec_state(lruvec, ...), with the node counters).
 // Emulation: interrupt contexts run only at explicit points (shim/preempt.h), so the per-CPU
 //   read-modify-write of an update with preemption disabled is the kernel's this_cpu_add.
+// Emulation: statistics memory allocated on first update (see "Memory" above); the kernel
+//   allocates it with the memcg.
 #pragma once
 
 #include <cstddef>
@@ -249,8 +256,10 @@ int memcg1_stat_show(seq_file *m, void *v);
 // --- memcg lifetime (called by mm/memcontrol.cc) -------------------------------------------------
 
 namespace memcg_internal {
-// The vmstats of a new memcg (per-CPU parent chain set up); false on allocation failure.
-bool memcg_vmstats_alloc(mem_cgroup *memcg, mem_cgroup *parent);
+// The vmstats of a new memcg: only its per-CPU block pointers, all nullptr (the blocks and
+// the aggregates are allocated on the first update, see memcontrol_stat.cc); false on
+// allocation failure.
+bool memcg_vmstats_alloc(mem_cgroup *memcg);
 // Frees them (after the final rstat flush pushed everything to the parent).
 void memcg_vmstats_free(mem_cgroup *memcg);
 // The root came online: arm the periodic flush. Boot/shutdown of the flush machinery.
@@ -279,6 +288,10 @@ void mem_cgroup_flush_stats_force(mem_cgroup *memcg);
 // The root's pending update count (the threshold counter) and the time of the last root flush.
 long memcg_stats_updates(mem_cgroup *memcg);
 u64 memcg_flush_last_time();
+// The CPUs on which @memcg has a per-CPU statistics block (bit cpu set; machines have at most
+// 64 vCPUs), and whether its aggregates exist (see "Memory" in the banner). Any context.
+u64 memcg_stats_pcpu_mask(mem_cgroup *memcg);
+bool memcg_stats_allocated(mem_cgroup *memcg);
 // memory.stat's buffer size (0: the kernel's 4096). Returns the previous one.
 size_t memcg_set_stat_buf_size(size_t size);
 }  // namespace emu

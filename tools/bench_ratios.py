@@ -161,8 +161,14 @@ def target_lines(rows):
     if mem and "memcg_bytes_fixed" in mem:
         fixed, per_cpu = mem["memcg_bytes_fixed"], mem["memcg_bytes_per_vcpu"]
         out.append(f"S9 heap bytes per memcg (what the memory controller's css_alloc and "
-                   f"css_online allocate): {fixed:.0f} B + {per_cpu:.0f} B per vCPU (target "
-                   f"<= 4096 B + 256 B per vCPU: {verdict(fixed <= 4096 and per_cpu <= 256)})")
+                   f"css_online allocate; statistics come with the first update): {fixed:.0f} B "
+                   f"+ {per_cpu:.0f} B per vCPU (target <= 4096 B + 256 B per vCPU: "
+                   f"{verdict(fixed <= 4096 and per_cpu <= 256)})")
+    if mem and "memcg_stats_bytes_fixed" in mem:
+        sf, sp = mem["memcg_stats_bytes_fixed"], mem["memcg_stats_bytes_per_vcpu"]
+        out.append(f"S9 what a memcg's statistics add once it is updated on every vCPU: {sf:.0f} "
+                   f"B + {sp:.0f} B per vCPU (a memcg in use on every vCPU: "
+                   f"{fixed + sf:.0f} B + {per_cpu + sp:.0f} B per vCPU; no target of its own)")
     if mem and "dir_bytes_fixed" in mem:
         out.append(f"S9 heap bytes per cgroup directory with memory enabled (its memcg, the "
                    f"cgroup core, every file's kernfs node; the memory.* files "

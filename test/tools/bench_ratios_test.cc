@@ -112,7 +112,12 @@ TEST_CASE("bench summary: S9 (cgroup creation and removal, bytes per memcg and p
   // The memcg itself carries the target; the directory's figure has none.
   CHECK(line_starting(out, "S9 heap bytes per memcg") ==
         "S9 heap bytes per memcg (what the memory controller's css_alloc and css_online "
-        "allocate): 5254 B + 1865 B per vCPU (target <= 4096 B + 256 B per vCPU: MISSED)");
+        "allocate; statistics come with the first update): 5254 B + 1865 B per vCPU (target "
+        "<= 4096 B + 256 B per vCPU: MISSED)");
+  // What the statistics add once the memcg is updated on every vCPU, and the sum of both.
+  CHECK(line_starting(out, "S9 what a memcg's statistics add") ==
+        "S9 what a memcg's statistics add once it is updated on every vCPU: 2563 B + 1794 B per "
+        "vCPU (a memcg in use on every vCPU: 7817 B + 3659 B per vCPU; no target of its own)");
   const std::string dir = line_starting(out, "S9 heap bytes per cgroup directory");
   CHECK(dir.find("13101 B + 1859 B per vCPU (no target of its own)") != std::string::npos);
   CHECK(dir.find("the memory.* files 4304 B") != std::string::npos);
