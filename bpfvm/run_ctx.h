@@ -9,7 +9,7 @@
 // Emulation: the kernel's struct bpf_run_ctx is empty and each attach type extends it (the
 //   trampoline's bpf_tramp_run_ctx, the cgroup programs' bpf_cg_run_ctx); here one struct
 //   serves every run and holds what the interpreter's helpers need: the checked state, the
-//   callback runner (bpf_loop), the program.
+//   callback runner (bpf_loop, bpf_for_each_map_elem, bpf_find_vma), the program.
 #pragma once
 
 #include <type_traits>
@@ -23,7 +23,7 @@ struct bpf_run_checked;  // helpers_impl.h
 
 // The state of one program run (the kernel's struct bpf_run_ctx, which program types extend).
 // Trivially destructible and four words: a fast run (the struct_ops trampoline's, once per
-// attached program) sets it up with four stores and tears nothing down. What only a checked run
+// attached program) sets it up with a handful of stores and tears nothing down. What only a checked run
 // needs, the fault's text included, lives in bpf_run_checked.
 struct bpf_run_ctx {
   // A checked run (no verifier proof): helpers validate their arguments against this state and

@@ -3,7 +3,8 @@
 // headers and the memcg test environment that nearly every test of mm/ includes (with it the
 // headers of mm/, kernel/ and shim/ it pulls in: about two thirds of a test file's compile
 // time). Each test file still includes what it uses itself.
-#pragma once
+// No include guard: meson compiles this file as a main file, where #pragma once is an error
+// under -Werror; it is included once, first, in each file of its executable.
 
 #include "test/pch/test_pch.h"
 #include "test/support/memcg_env.h"
