@@ -188,6 +188,24 @@ BPF_HELPER(skc_to_sock_null) { return 0; }
 
 // --- bpf_loop -------------------------------------------------------------------------------
 
+namespace {
+
+// What a helper checks before it calls BPF callbacks: a callback runner in this run, and room
+// for one more nested level. Returns 0, or the helper's error with a fault recorded.
+long callback_call_check(bpf_run_ctx *ctx, const char *helper) {
+  if (!ctx || !ctx->run_callback) {
+    if (ctx) bpf_run_fault(ctx, std::string(helper) + ": no callback runner in this run");
+    return -EINVAL;
+  }
+  if (ctx->callback_depth + 1 >= MAX_CALL_FRAMES) {
+    bpf_run_fault(ctx, std::string(helper) + ": callbacks nested too deep");
+    return -E2BIG;
+  }
+  return 0;
+}
+
+}  // namespace
+
 // bpf_loop(nr_loops, callback_fn, callback_ctx, flags): calls callback_fn(i, callback_ctx) for
 // i = 0.. until it returns non-zero; returns the number of calls made.
 BPF_HELPER(loop) {
@@ -195,14 +213,7 @@ BPF_HELPER(loop) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   if (flags) return (u64)-EINVAL;
   if (nr_loops > BPF_MAX_LOOPS) return (u64)-E2BIG;
-  if (!ctx || !ctx->run_callback) {
-    if (ctx) bpf_run_fault(ctx, "bpf_loop: no callback runner in this run");
-    return (u64)-EINVAL;
-  }
-  if (ctx->callback_depth + 1 >= MAX_CALL_FRAMES) {
-    bpf_run_fault(ctx, "bpf_loop: callbacks nested too deep");
-    return (u64)-E2BIG;
-  }
+  if (const long err = callback_call_check(ctx, "bpf_loop")) return (u64)err;
   // The callback may reach the stacks of the runs below us (callback_ctx usually points there):
   // they stay in bpf_run_checked::stacks while it runs.
   ctx->callback_depth++;
@@ -261,14 +272,7 @@ u64 for_each_one(void *a, void *key, void *value) {
 BPF_HELPER(for_each_map_elem) {
   bpf_run_ctx *ctx = bpf_current_run_ctx();
   if (!check_map(ctx, r1, "bpf_for_each_map_elem")) return (u64)-EFAULT;
-  if (!ctx || !ctx->run_callback) {
-    if (ctx) bpf_run_fault(ctx, "bpf_for_each_map_elem: no callback runner in this run");
-    return (u64)-EINVAL;
-  }
-  if (ctx->callback_depth + 1 >= MAX_CALL_FRAMES) {
-    bpf_run_fault(ctx, "bpf_for_each_map_elem: callbacks nested too deep");
-    return (u64)-E2BIG;
-  }
+  if (const long err = callback_call_check(ctx, "bpf_for_each_map_elem")) return (u64)err;
   for_each_arg fa{ctx, reinterpret_cast<bpf_map *>((uintptr_t)r1), r2, r3, nullptr};
   ctx->callback_depth++;
   const long ret = fa.map->map_for_each_callback(for_each_one, &fa, r4);

@@ -141,7 +141,8 @@ class BpfLoadedProg {
 u64 bpf_run_callback(bpf_run_ctx *rc, u64 cb, const u64 args[5]);
 
 inline u64 BpfLoadedProg::run_in_rcu(void *ctx) {
-  // Only what a fast run's helpers read: the program (bpf_loop callbacks).
+  // Only what a fast run's helpers read: the program and the callback runner (bpf_loop,
+  // bpf_for_each_map_elem).
   bpf_run_ctx rc;
   rc.prog = this;
   rc.run_callback = bpf_run_callback;
