@@ -103,14 +103,10 @@ bool is_mem_like(const bpf_reg_state &reg) {
   }
 }
 
-// The kernel's mem_types: what a helper's memory, map-key and map-value arguments accept.
-// Emulation: a context pointer is accepted too; check_helper_mem_access() then allows it only
-// for program types whose context has no fixed layout (SYSCALL), checking the access against
-// the context size. No packet or buffer pointers exist here. The message lists the kernel's set
-// (which has no ctx).
-bool is_helper_mem_type(const bpf_reg_state &reg) {
-  return is_mem_like(reg) || reg.type == PTR_TO_CTX;
-}
+// The kernel's mem_types: what a helper's memory, map-key and map-value arguments accept. No
+// context pointer, not even a SYSCALL program's (its bytes reach a helper copied to the stack
+// first); no packet or buffer pointers exist here. The message lists the kernel's whole set.
+bool is_helper_mem_type(const bpf_reg_state &reg) { return is_mem_like(reg); }
 constexpr const char *kMemTypesExpected =
     "fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_";
 

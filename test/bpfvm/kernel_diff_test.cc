@@ -267,7 +267,7 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
   for (const auto &e : std::filesystem::directory_iterator(UMEMCG_BPF_PROGS_DIR))
     if (e.path().string().ends_with(".bpf.o")) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
-  size_t compared = 0, agree = 0, not_verified = 0, ctx_mem = 0, unloadable = 0;
+  size_t compared = 0, agree = 0, not_verified = 0, unloadable = 0;
   size_t rejected = 0, same_error = 0;
   double worst = 1.0;
   std::string worst_prog;
@@ -297,11 +297,6 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
       const std::string name = std::filesystem::path(path).filename().string() + ":" + p.name;
       CAPTURE(name, k.first_error, r.error, k.processed, r.insn_processed);
       compared++;
-      // The known difference (docs/bpfvm.md): a SYSCALL context as helper memory.
-      if (r.ok() && !k.ok && k.first_error.find("type=ctx expected=") != std::string::npos) {
-        ctx_mem++;
-        continue;
-      }
       CHECK(r.ok() == k.ok);
       if (r.ok() != k.ok) continue;
       agree++;
@@ -331,9 +326,6 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
                                                      << worst << " (" << worst_prog << "), "
                                                      << not_verified
                                                      << " not verifiable by the host kernel, "
-                                                     << ctx_mem
-                                                     << " refused there for a context passed as "
-                                                        "helper memory, "
                                                      << unloadable
                                                      << " objects not loadable without the "
                                                         "subsystems");

@@ -143,8 +143,7 @@ TEST_CASE("runtime: hash map and ring buffer from a SYSCALL program", "[bpfvm][r
     CHECK(events[0].key == 7);
     CHECK(events[0].kind == 1);
     CHECK(events[1].kind == 2);
-    // Accepted by the verifier (the context passed to helpers as key and memory, as the kernel
-    // allows for SYSCALL programs): it ran in the fast interpreter.
+    // Accepted by the verifier: it ran in the fast interpreter.
     CHECK(lo->find_program("update_and_emit")->fast());
 
     // The per-CPU counter was bumped twice on this vCPU.

@@ -376,19 +376,6 @@ TEST_CASE("verifier: ISA data programs with a result verify as raw_mem", "[bpfvm
   WARN("ISA data programs verified: " << accepted << " of " << checked);
 }
 
-TEST_CASE("verifier: a SYSCALL program passes its context to helpers as memory and map key",
-          "[bpfvm][verifier][accept]") {
-  VerifierEnv env;
-  // r2 = ctx; r0 = bpf_map_lookup_elem(hash, ctx): the key is the context's first bytes.
-  const bpf_verifier_result r = env.syscall(Prog{
-      BPF_MOV64_REG(BPF_REG_2, BPF_REG_1), BPF_LD_MAP_FD(BPF_REG_1, kHash),
-      BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0});
-  CAPTURE(r.error);
-  CHECK(r.ok());
-  // The access is checked against the context size at test-run time: the key's end.
-  CHECK(r.max_ctx_offset == env.maps[kHash].key_size);
-}
-
 // A signed range across the sign bit meets the unsigned range in one piece only: the write to
 // r10 is on a path no value takes (__reg64_deduce_bounds / __reg32_deduce_bounds).
 ACCEPT("s64 range across the sign bit narrowed by the u64 range", raw,

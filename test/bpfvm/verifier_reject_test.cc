@@ -96,12 +96,18 @@ REJECT("variable ctx offset", ops, "variable ctx access var_off=(0x0; 0x8) disal
        RET0)
 REJECT("syscall ctx access at a negative offset", syscall, "invalid bpf_context access off=-1 size=1",
        BPF_LDX_MEM(BPF_B, BPF_REG_0, BPF_REG_1, -1), RET0)
-REJECT("a context with a fixed layout is not helper memory (only SYSCALL's is)", ops,
+REJECT("a context with a fixed layout is not helper memory", ops,
        "R2 type=ctx expected=fp",
        BPF_MOV64_REG(BPF_REG_2, BPF_REG_1), BPF_LD_MAP_FD(BPF_REG_1, kHash),
        BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
+// The kernel's mem_types have no context pointer: a SYSCALL program's context is not helper
+// memory either, whole or moved (the 6.18 kernel's words).
+REJECT("a SYSCALL context pointer passed to a helper as its map key", syscall,
+       "R2 type=ctx expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_",
+       BPF_MOV64_REG(BPF_REG_2, BPF_REG_1), BPF_LD_MAP_FD(BPF_REG_1, kHash),
+       BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
 REJECT("a modified SYSCALL context pointer passed to a helper", syscall,
-       "dereference of modified ctx ptr R2 off=4 disallowed",
+       "R2 type=ctx expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_",
        BPF_MOV64_REG(BPF_REG_2, BPF_REG_1), BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, 4),
        BPF_LD_MAP_FD(BPF_REG_1, kHash), BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem), RET0)
 REJECT("a scalar passed as a helper's map key", syscall,

@@ -41,21 +41,23 @@ struct {
 SEC("syscall")
 int update_and_emit(struct args *a)
 {
+	/* Helpers take stack or map memory, never the context: the key is copied first. */
+	__u32 key = a->key;
 	__u64 v = a->value;
 	__u32 zero = 0;
 	struct event *e;
 	__u64 *p, *c;
 	long err;
 
-	err = bpf_map_update_elem(&hash, &a->key, &v, a->flags);
+	err = bpf_map_update_elem(&hash, &key, &v, a->flags);
 	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 	if (!e)
 		return -1;
-	e->key = a->key;
+	e->key = key;
 	e->kind = err ? 2 : 1;
 	e->value = v;
 	bpf_ringbuf_submit(e, 0);
-	p = bpf_map_lookup_elem(&hash, &a->key);
+	p = bpf_map_lookup_elem(&hash, &key);
 	a->out = p ? *p : 0;
 	c = bpf_map_lookup_elem(&calls, &zero);
 	if (c)
@@ -81,7 +83,9 @@ int output_discard(struct args *a)
 SEC("syscall")
 int delete_key(struct args *a)
 {
-	return bpf_map_delete_elem(&hash, &a->key);
+	__u32 key = a->key;
+
+	return bpf_map_delete_elem(&hash, &key);
 }
 
 SEC("syscall")

@@ -75,7 +75,7 @@ TEST_CASE("cli: bpf verify", "[tools][cli]") {
     CHECK(has(r, "program update_and_emit (syscall, syscall): linked, not verified"));
   } else {
     // With the verifier: leak_record leaks a ring-buffer reservation and is rejected;
-    // update_and_emit passes its SYSCALL context as a map key, which the kernel accepts.
+    // the others are accepted.
     CHECK(r.status == 1);
     CHECK(has(r, "program leak_record (syscall, syscall): REJECTED"));
     CHECK(has(r, "Unreleased reference"));
