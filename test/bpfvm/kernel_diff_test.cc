@@ -105,6 +105,21 @@ struct KernelVerdict {
   std::string first_error;  // the line before "processed ..." of a rejection
 };
 
+// The error line of a kernel verifier log whose "processed" line starts at @at: the line before
+// it, or, when the kernel dumped the two states of an infinite loop after its error ("cur
+// state:" and "old state:" lines), the error line before the dump.
+std::string kernel_error_line(const std::string &log, size_t at) {
+  size_t end = at > 0 ? at - 1 : 0;  // the newline ending the error line
+  for (;;) {
+    const size_t b = end > 0 ? log.rfind('\n', end - 1) : std::string::npos;
+    const size_t from = b == std::string::npos ? 0 : b + 1;
+    const std::string line = log.substr(from, end - from);
+    if (from == 0 || (line.rfind("cur state:", 0) != 0 && line.rfind("old state:", 0) != 0))
+      return line;
+    end = from - 1;
+  }
+}
+
 // Loads raw instructions as a sleepable SYSCALL program; map ld_imm64 (BPF_PSEUDO_MAP_FD) imm
 // is an index into map_fds.
 KernelVerdict kernel_verify_raw(std::vector<bpf_insn> insns, const std::vector<int> &map_fds) {
@@ -133,11 +148,7 @@ KernelVerdict kernel_verify_raw(std::vector<bpf_insn> insns, const std::vector<i
   v.verified = true;
   v.ok = fd >= 0;
   v.processed = (u32)std::strtoul(log.c_str() + at + 10, nullptr, 10);
-  if (!v.ok && at > 0) {
-    const size_t b = log.rfind('\n', at - 2);
-    const size_t from = b == std::string::npos ? 0 : b + 1;
-    v.first_error = log.substr(from, at - 1 - from);
-  }
+  if (!v.ok && at > 0) v.first_error = kernel_error_line(log, at);
   return v;
 }
 
@@ -240,10 +251,7 @@ KernelVerdict kernel_verify_prog(const std::string &path, const std::string &pro
   if (at == std::string::npos) return v;
   v.verified = true;
   v.processed = (u32)std::strtoul(log.c_str() + at + 10, nullptr, 10);
-  if (at > 0) {
-    const size_t b = log.rfind('\n', at - 2);
-    v.first_error = log.substr(b == std::string::npos ? 0 : b + 1, at - 1 - (b == std::string::npos ? 0 : b + 1));
-  }
+  if (at > 0) v.first_error = kernel_error_line(log, at);
   // A load that fails after the verifier accepted the program (libbpf filling a prog-array
   // slot with a program it did not load, map_slots.bpf.o) leaves no error line.
   v.ok = err == 0 || v.first_error.empty();
