@@ -104,6 +104,10 @@ const bpf_func_proto kProtos[] = {
      {ARG_PTR_TO_MEM | MEM_RDONLY, ARG_CONST_SIZE, ARG_ANYTHING,
       ARG_PTR_TO_FIXED_SIZE_MEM | MEM_UNINIT | MEM_WRITE | MEM_ALIGNED},
      {}, nullptr, {0, 0, 0, sizeof(unsigned long)}},
+    // The tracing variant (bpf_get_stack_proto; bpf_get_stack_sleepable_proto for sleepable
+    // programs, the same arguments): r1 the context as the registers to unwind from.
+    {"bpf_get_stack", BPF_FUNC_get_stack, true, false, kAny, RET_INTEGER,
+     {ARG_PTR_TO_CTX, ARG_PTR_TO_UNINIT_MEM, ARG_CONST_SIZE_OR_ZERO, ARG_ANYTHING}, {}},
     {"bpf_get_current_task_btf", BPF_FUNC_get_current_task_btf, true, false, kAny,
      RET_PTR_TO_BTF_ID_TRUSTED, {}, {}, "task_struct"},
 };

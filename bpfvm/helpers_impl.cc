@@ -183,6 +183,24 @@ BPF_HELPER(get_prandom_u32) {
 // sockets exist here), whose cookie is 0.
 BPF_HELPER(get_socket_cookie) { return 0; }
 
+// bpf_get_stack(regs, buf, size, flags): the kernel's flag and size checks; then no stack to
+// walk (the emulated kernel has no call chain), which the kernel reports as -EFAULT. The buffer
+// is zeroed either way, as the kernel clears what it did not write.
+// Emulation: never a stack trace.
+BPF_HELPER(get_stack) {
+  void *buf = (void *)(uintptr_t)r2;
+  const u32 size = (u32)r3;
+  const u64 flags = r4;
+  long err = -EFAULT;
+  const bool user = flags & BPF_F_USER_STACK, build_id = flags & BPF_F_USER_BUILD_ID;
+  const u32 elem = build_id ? (u32)sizeof(struct bpf_stack_build_id) : (u32)sizeof(u64);
+  if ((flags & ~(u64)(BPF_F_SKIP_FIELD_MASK | BPF_F_USER_STACK | BPF_F_USER_BUILD_ID)) ||
+      (!user && build_id) || size % elem)
+    err = -EINVAL;
+  if (buf && size) std::memset(buf, 0, size);
+  return (u64)err;
+}
+
 // bpf_skc_to_*_sock(sk): the verifier lets no socket through; NULL (not that socket type).
 BPF_HELPER(skc_to_sock_null) { return 0; }
 
@@ -330,6 +348,7 @@ std::span<const bpf_func_t> bpf_helper_table() {
     t[BPF_FUNC_for_each_map_elem] = for_each_map_elem;
     t[BPF_FUNC_find_vma] = find_vma;
     t[BPF_FUNC_get_socket_cookie] = get_socket_cookie;
+    t[BPF_FUNC_get_stack] = get_stack;
     for (u32 f : {BPF_FUNC_skc_to_tcp6_sock, BPF_FUNC_skc_to_tcp_sock,
                   BPF_FUNC_skc_to_tcp_timewait_sock, BPF_FUNC_skc_to_tcp_request_sock,
                   BPF_FUNC_skc_to_udp6_sock, BPF_FUNC_skc_to_unix_sock})

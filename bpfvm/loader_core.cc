@@ -9,17 +9,24 @@
 // same name (a "___flavor" suffix stripped), through embedded structs. Kinds:
 // FIELD_BYTE_OFFSET, FIELD_BYTE_SIZE, FIELD_EXISTS, FIELD_SIGNED, FIELD_LSHIFT_U64,
 // FIELD_RSHIFT_U64, TYPE_ID_LOCAL, TYPE_EXISTS, TYPE_MATCHES, TYPE_SIZE, ENUMVAL_EXISTS.
-// The instruction must hold the local value (else the object is refused); it is patched in
-// place (ALU imm, load/store offset, ld_imm64), and a load or store whose field changed size
-// gets the new size. A relocation that cannot be resolved poisons its instruction as libbpf
-// does: it becomes a call to helper 0xbad2310, which the verifier refuses only if reached
-// (so bpf_core_field_exists() guards work).
+// A field's local value is computed as libbpf's bpf_core_calc_field_relo() does; for a
+// bitfield (BPF_CORE_READ_BITFIELD) that is the smallest naturally aligned integer holding its
+// bits, with the shifts that extract it from a 64-bit load. The instruction must hold the
+// local value (else the object is refused), except a bitfield's offset, size and left shift,
+// where the compiler may have chosen another integer; it is patched in place (ALU imm,
+// load/store offset, ld_imm64), and a load or store whose field changed size gets the new
+// size. A relocation that cannot be resolved poisons its instruction as libbpf does: it
+// becomes a call to helper 0xbad2310, which the verifier refuses only if reached (so
+// bpf_core_field_exists() guards work); the program keeps the relocation as libbpf's log
+// names it (BpfProgram::core_poison).
 //
-// Mirrors: tools/lib/bpf/relo_core.c (bpf_core_calc_relo_insn, bpf_core_patch_insn,
-//          bpf_core_poison_insn), tools/lib/bpf/btf.c (.BTF.ext layout) (Linux 6.19)
+// Mirrors: tools/lib/bpf/relo_core.c (bpf_core_calc_relo_insn, bpf_core_calc_field_relo,
+//          bpf_core_patch_insn, bpf_core_poison_insn, bpf_core_format_spec),
+//          tools/lib/bpf/btf.c (.BTF.ext layout) (Linux 6.19)
 // Emulation: targets are the registered kernel-object structs (bpfvm/prog_type.h), which
 //   list only the fields a subsystem exposes: a field the emulator does not expose does not
-//   exist for CO-RE. Target fields carry no signedness, type ids or enums: FIELD_SIGNED
+//   exist for CO-RE. Target fields are whole bytes and carry no signedness, type ids or
+//   enums: a bitfield whose struct a target has reads the whole target field, FIELD_SIGNED
 //   answers from the local type, TYPE_ID_TARGET and ENUMVAL_VALUE poison, ENUMVAL_EXISTS is 0.
 #include <cstring>
 #include <string>
@@ -80,21 +87,53 @@ std::string essential_name(const std::string &n) {
 	return p == std::string::npos ? n : n.substr(0, p);
 }
 
-// The local side of a field relocation.
+// The local side of a field relocation (libbpf's bpf_core_spec of the local type): the
+// access path, its bit offset from the root, and what the last accessor reaches.
 struct LocalSpec {
+	u32 root_id = 0;                 // the relocation's type id, as libbpf prints it
+	std::string root_kind;           // "struct", "union", ...
+	std::string root_name;           // as written (a "___flavor" suffix kept)
 	std::string root;                // the root struct's essential name
+	std::vector<u32> raw;            // the access string's indices
 	std::vector<std::string> names;  // member names along the path
+	std::string path;                // ".a.b[2]": libbpf's accessor names and indices
 	bool last_is_array_elem = false; // the path ends with an index into an array member
 	u32 elem_index = 0, elem_size = 0;
-	u32 off = 0;      // byte offset of the accessed field from the root
-	u32 size = 0;     // byte size of the accessed field
+	u64 bit_off = 0;  // bit offset of the accessed field from the root
+	u32 size = 0;     // byte size of the accessed field (a bitfield's: its type's)
+	u32 bit_sz = 0;   // a bitfield's width in bits, 0 for a whole field
 	bool is_signed = false;
-	bool bitfield = false;
+	const struct btf_type *field_type = nullptr;  // modifiers skipped
 };
+
+const char *kind_str(const struct btf_type *t) {
+	switch (btf_kind(t)) {
+	case BTF_KIND_INT: return "int";
+	case BTF_KIND_PTR: return "ptr";
+	case BTF_KIND_ARRAY: return "array";
+	case BTF_KIND_STRUCT: return "struct";
+	case BTF_KIND_UNION: return "union";
+	case BTF_KIND_ENUM: return "enum";
+	case BTF_KIND_FWD: return "fwd";
+	case BTF_KIND_TYPEDEF: return "typedef";
+	case BTF_KIND_VOLATILE: return "volatile";
+	case BTF_KIND_CONST: return "const";
+	case BTF_KIND_RESTRICT: return "restrict";
+	case BTF_KIND_FUNC: return "func";
+	case BTF_KIND_FUNC_PROTO: return "func_proto";
+	case BTF_KIND_VAR: return "var";
+	case BTF_KIND_DATASEC: return "datasec";
+	case BTF_KIND_FLOAT: return "float";
+	case BTF_KIND_DECL_TAG: return "decl_tag";
+	case BTF_KIND_TYPE_TAG: return "type_tag";
+	case BTF_KIND_ENUM64: return "enum64";
+	default: return "unknown";
+	}
+}
 
 absl::StatusOr<LocalSpec> local_spec(const struct btf *btf, u32 type_id, const std::string &acc) {
 	LocalSpec s;
-	std::vector<u32> idx;
+	std::vector<u32> &idx = s.raw;
 	for (absl::string_view part : absl::StrSplit(acc, ':')) {
 		u32 v = 0;
 		if (part.empty() || part.size() > 9)
@@ -108,39 +147,52 @@ absl::StatusOr<LocalSpec> local_spec(const struct btf *btf, u32 type_id, const s
 	}
 	if (idx.empty())
 		return err("empty access string");
+	s.root_id = type_id;
+	const struct btf_type *rt = btf__type_by_id(btf, type_id);
 	u32 cur_id = 0;
 	const struct btf_type *t = skip_mods(btf, type_id, &cur_id);
-	if (!t)
+	if (!t || !rt)
 		return err(absl::StrFormat("type %u not found", type_id));
-	const char *rn = btf__name_by_offset(btf, t->name_off);
+	const char *rn = btf__name_by_offset(btf, rt->name_off);
+	s.root_kind = kind_str(rt);
+	s.root_name = rn && *rn ? rn : "<anon>";
 	s.root = essential_name(rn ? rn : "");
 	const s64 root_sz = btf__resolve_size(btf, cur_id);
 	if (root_sz < 0)
 		return err(absl::StrFormat("type %u has no size", type_id));
-	u64 off = (u64)idx[0] * (u64)root_sz;
+	if (idx[0] > 0)
+		s.path = absl::StrFormat("[%u]", idx[0]);
+	u64 off = (u64)idx[0] * (u64)root_sz * 8;
 	for (size_t i = 1; i < idx.size(); i++) {
 		const u16 k = btf_kind(t);
+		if (s.bit_sz)
+			return err("access string goes through a bitfield");
 		if (k == BTF_KIND_STRUCT || k == BTF_KIND_UNION) {
 			if (idx[i] >= btf_vlen(t))
 				return err(absl::StrFormat("member %u of a %u-member type", idx[i], btf_vlen(t)));
 			const struct btf_member *m = btf_members(t) + idx[i];
-			const char *mn = btf__name_by_offset(btf, m->name_off);
-			if (!mn || !*mn)
-				return err("anonymous members are not supported in CO-RE paths");
-			if (btf_member_bitfield_size(t, idx[i]))
-				s.bitfield = true;
-			off += btf_member_bit_offset(t, idx[i]) / 8;
-			s.names.emplace_back(mn);
+			const char *mn = m->name_off ? btf__name_by_offset(btf, m->name_off) : "";
+			if (!mn || (m->name_off && !*mn))
+				return err("member without a name string");
+			s.bit_sz = btf_member_bitfield_size(t, idx[i]);
+			off += btf_member_bit_offset(t, idx[i]);
+			// An anonymous struct or union adds its offset, not a name: the target is
+			// searched by the names around it.
+			if (*mn) {
+				s.names.emplace_back(mn);
+				s.path += std::string(".") + mn;
+			}
 			t = skip_mods(btf, m->type, &cur_id);
 		} else if (k == BTF_KIND_ARRAY) {
 			const struct btf_array *a = btf_array(t);
 			const s64 esz = btf__resolve_size(btf, a->type);
 			if (esz <= 0)
 				return err("array element without a size");
-			off += (u64)idx[i] * (u64)esz;
+			off += (u64)idx[i] * (u64)esz * 8;
 			s.last_is_array_elem = true;
 			s.elem_index = idx[i];
 			s.elem_size = (u32)esz;
+			s.path += absl::StrFormat("[%u]", idx[i]);
 			t = skip_mods(btf, a->type, &cur_id);
 		} else {
 			return err("access string goes through a non-composite type");
@@ -150,16 +202,78 @@ absl::StatusOr<LocalSpec> local_spec(const struct btf *btf, u32 type_id, const s
 		if (k == BTF_KIND_STRUCT || k == BTF_KIND_UNION)
 			s.last_is_array_elem = false;
 	}
-	if (off > UINT32_MAX)
+	if (off / 8 > UINT32_MAX)
 		return err("field offset overflows");
-	s.off = (u32)off;
-	const s64 sz = btf__resolve_size(btf, cur_id);
+	s.bit_off = off;
+	s.field_type = t;
+	const s64 sz = s.bit_sz ? (s64)t->size : btf__resolve_size(btf, cur_id);
 	s.size = sz > 0 ? (u32)sz : 0;
 	if (btf_kind(t) == BTF_KIND_INT)
 		s.is_signed = btf_int_encoding(t) & BTF_INT_SIGNED;
 	else if (btf_kind(t) == BTF_KIND_ENUM || btf_kind(t) == BTF_KIND_ENUM64)
 		s.is_signed = btf_kflag(t);
 	return s;
+}
+
+// libbpf's bpf_core_format_spec() of a field relocation: "<byte_off> [12] struct s.a.b (0:1:2
+// @ offset 8.3)", the way libbpf names a relocation it could not resolve.
+std::string format_field_spec(const LocalSpec &l, u32 kind) {
+	static const char *const kKinds[] = {"byte_off", "byte_sz", "field_exists", "signed",
+					     "lshift_u64", "rshift_u64"};
+	std::string raw;
+	for (size_t i = 0; i < l.raw.size(); i++)
+		raw += absl::StrFormat("%s%d", i ? ":" : "", (s32)l.raw[i]);
+	const std::string at = l.bit_off % 8 ? absl::StrFormat("%u.%u", (u32)(l.bit_off / 8), (u32)(l.bit_off % 8))
+					     : absl::StrFormat("%u", (u32)(l.bit_off / 8));
+	return absl::StrFormat("<%s> [%u] %s %s%s (%s @ offset %s)", kind <= 5 ? kKinds[kind] : "unknown",
+			       l.root_id, l.root_kind, l.root_name, l.path, raw, at);
+}
+
+// A field relocation's value and whether the instruction must hold it
+// (bpf_core_calc_field_relo): a bitfield is read as the smallest naturally aligned integer
+// of at least its type's size that holds all of its bits; its offset, size and left shift
+// depend on that choice, so only the signedness and the right shift are validated against
+// what the compiler wrote.
+struct FieldVal {
+	u64 val = 0;
+	bool validate = true;
+};
+
+absl::StatusOr<FieldVal> local_field_value(const LocalSpec &l, u32 kind) {
+	FieldVal r;
+	if (l.last_is_array_elem) {
+		if (kind == FIELD_BYTE_OFFSET)
+			r.val = l.bit_off / 8;
+		else if (kind == FIELD_BYTE_SIZE)
+			r.val = l.elem_size;
+		else
+			return err(absl::StrFormat("relocation kind %u can't be applied to array access", kind));
+		return r;
+	}
+	const bool bitfield = l.bit_sz > 0;
+	u64 byte_sz = l.size, byte_off = l.bit_off / 8, bit_sz = (u64)l.size * 8;
+	if (bitfield) {
+		bit_sz = l.bit_sz;
+		if (!byte_sz)
+			return err("bitfield of a type without a size");
+		byte_off = l.bit_off / 8 / byte_sz * byte_sz;
+		while (l.bit_off + bit_sz - byte_off * 8 > byte_sz * 8) {
+			if (byte_sz >= 8)
+				return err(absl::StrFormat("relocation kind %u can't be satisfied for bitfield", kind));
+			byte_sz *= 2;
+			byte_off = l.bit_off / 8 / byte_sz * byte_sz;
+		}
+	}
+	r.validate = !bitfield;
+	switch (kind) {
+	case FIELD_BYTE_OFFSET: r.val = byte_off; break;
+	case FIELD_BYTE_SIZE: r.val = byte_sz; break;
+	case FIELD_SIGNED: r.val = l.is_signed; r.validate = true; break;
+	case FIELD_LSHIFT_U64: r.val = 64 - (l.bit_off + bit_sz - byte_off * 8); break;
+	case FIELD_RSHIFT_U64: r.val = 64 - bit_sz; r.validate = true; break;
+	default: break;
+	}
+	return r;
 }
 
 // The same path in the registered layouts: offset and size, or not found.
@@ -207,6 +321,18 @@ TargetField target_field(const ProgTypeRegistry &reg, const LocalSpec &l) {
 	return r;
 }
 
+// bpf_core_format_spec() of a type or enum value relocation: "<type_size> [7] struct s".
+std::string format_type_spec(const struct btf *btf, u32 type_id, u32 kind) {
+	static const char *const kKinds[] = {"byte_off", "byte_sz", "field_exists", "signed",
+					     "lshift_u64", "rshift_u64", "local_type_id",
+					     "target_type_id", "type_exists", "type_size",
+					     "enumval_exists", "enumval_value", "type_matches"};
+	const struct btf_type *t = btf__type_by_id(btf, type_id);
+	const char *n = t ? btf__name_by_offset(btf, t->name_off) : nullptr;
+	return absl::StrFormat("<%s> [%u] %s %s", kind < 13 ? kKinds[kind] : "unknown", type_id,
+			       t ? kind_str(t) : "unknown", n && *n ? n : "<anon>");
+}
+
 void poison(std::vector<bpf_insn> &insns, size_t i) {
 	bpf_insn &in = insns[i];
 	const bool ldimm = in.code == (BPF_LD | BPF_IMM | BPF_DW);
@@ -231,14 +357,14 @@ u8 size_code(u32 bytes) {
 }
 
 // Checks that insn holds the local value and writes the new one.
-absl::Status patch(std::vector<bpf_insn> &insns, size_t i, u64 orig, u64 val, u32 kind,
-		   u32 orig_sz, u32 new_sz, const std::string &where) {
+absl::Status patch(std::vector<bpf_insn> &insns, size_t i, u64 orig, u64 val, bool validate,
+		   u32 kind, u32 orig_sz, u32 new_sz, const std::string &where) {
 	bpf_insn &in = insns[i];
 	const u8 cls = BPF_CLASS(in.code);
 	if (cls == BPF_ALU || cls == BPF_ALU64) {
 		if (BPF_SRC(in.code) != BPF_K)
 			return err(where + ": ALU instruction without an immediate");
-		if ((u64)(u32)in.imm != (orig & 0xffffffffu))
+		if (validate && (u64)(u32)in.imm != (orig & 0xffffffffu))
 			return err(absl::StrFormat("%s: unexpected insn value: got %u, exp %u", where,
 						   (u32)in.imm, (u32)orig));
 		if (val > UINT32_MAX)
@@ -249,7 +375,7 @@ absl::Status patch(std::vector<bpf_insn> &insns, size_t i, u64 orig, u64 val, u3
 	if (cls == BPF_LDX || cls == BPF_ST || cls == BPF_STX) {
 		if (kind != FIELD_BYTE_OFFSET)
 			return err(where + ": memory instruction for a non-offset relocation");
-		if ((s64)in.off != (s64)orig)
+		if (validate && (s64)in.off != (s64)orig)
 			return err(absl::StrFormat("%s: unexpected insn offset: got %d, exp %u", where,
 						   in.off, (u32)orig));
 		if (val > INT16_MAX)
@@ -264,7 +390,7 @@ absl::Status patch(std::vector<bpf_insn> &insns, size_t i, u64 orig, u64 val, u3
 	}
 	if (in.code == (BPF_LD | BPF_IMM | BPF_DW) && i + 1 < insns.size()) {
 		const u64 cur = (u64)(u32)in.imm | ((u64)(u32)insns[i + 1].imm << 32);
-		if (cur != orig)
+		if (validate && cur != orig)
 			return err(absl::StrFormat("%s: unexpected ld_imm64 value", where));
 		in.imm = (s32)(u32)val;
 		insns[i + 1].imm = (s32)(u32)(val >> 32);
@@ -275,7 +401,8 @@ absl::Status patch(std::vector<bpf_insn> &insns, size_t i, u64 orig, u64 val, u3
 
 }  // namespace
 
-absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector<bpf_insn> &insns)
+absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector<bpf_insn> &insns,
+			      std::vector<CorePoison> *poisoned)
 {
 	if (!ctx.core_types)
 		return absl::OkStatus();
@@ -317,7 +444,8 @@ absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector
 			const u32 kind = rel.kind;
 			u64 orig = 0, val = 0;
 			u32 orig_sz = 0, new_sz = 0;
-			bool ok = true;
+			bool ok = true, validate = true;
+			std::string spec;  // the relocation as libbpf's log names an unresolved one
 			if (kind == TYPE_ID_LOCAL) {
 				orig = val = rel.type_id;
 			} else if (kind == TYPE_ID_TARGET || kind == ENUMVAL_VALUE) {
@@ -344,31 +472,42 @@ absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector
 				absl::StatusOr<LocalSpec> l = local_spec(ctx.btf, rel.type_id, acc);
 				if (!l.ok())
 					return err(where + ": " + std::string(l.status().message()));
-				if (l->bitfield && kind != FIELD_EXISTS)
-					return err(where + ": bitfield relocations are not supported");
 				const TargetField tf = target_field(*ctx.core_types, *l);
-				orig_sz = l->size;
-				new_sz = tf.size;
-				switch (kind) {
-				case FIELD_BYTE_OFFSET: orig = l->off; val = tf.off; break;
-				case FIELD_BYTE_SIZE: orig = l->size; val = tf.size; break;
-				case FIELD_EXISTS: orig = 1; val = tf.found; break;
-				case FIELD_SIGNED: orig = val = l->is_signed; break;
-				case FIELD_LSHIFT_U64: orig = 64 - (u64)l->size * 8; val = 64 - (u64)tf.size * 8; break;
-				case FIELD_RSHIFT_U64: orig = 64 - (u64)l->size * 8; val = 64 - (u64)tf.size * 8; break;
-				}
-				if (kind != FIELD_EXISTS && kind != FIELD_SIGNED)
+				spec = format_field_spec(*l, kind);
+				if (kind == FIELD_EXISTS) {
+					orig = 1;
+					val = tf.found;
+				} else {
+					absl::StatusOr<FieldVal> lv = local_field_value(*l, kind);
+					if (!lv.ok())
+						return err(where + ": " + std::string(lv.status().message()));
+					orig = lv->val;
+					validate = lv->validate;
+					if (!l->bit_sz && !l->last_is_array_elem)
+						orig_sz = l->size;
+					else if (l->last_is_array_elem)
+						orig_sz = l->elem_size;
+					// The target's fields are whole bytes (bpf_ctx_field has no bitfields).
+					new_sz = tf.size;
+					switch (kind) {
+					case FIELD_BYTE_OFFSET: val = tf.off; break;
+					case FIELD_BYTE_SIZE: val = tf.size; break;
+					case FIELD_SIGNED: val = l->is_signed; break;
+					case FIELD_LSHIFT_U64:
+					case FIELD_RSHIFT_U64: val = 64 - (u64)tf.size * 8; break;
+					}
 					ok = tf.found && tf.size > 0 && tf.size <= 8 * 1024;
-				if (kind == FIELD_EXISTS)
-					new_sz = orig_sz;
+				}
 			} else {
 				return err(absl::StrFormat("%s: unknown relocation kind %u", where, kind));
 			}
 			if (!ok) {
 				poison(insns, i);
+				if (poisoned)
+					poisoned->push_back({(u32)i, spec.empty() ? format_type_spec(ctx.btf, rel.type_id, kind) : spec});
 				continue;
 			}
-			if (absl::Status st = patch(insns, i, orig, val, kind, orig_sz, new_sz, where); !st.ok())
+			if (absl::Status st = patch(insns, i, orig, val, validate, kind, orig_sz, new_sz, where); !st.ok())
 				return st;
 		}
 		p += (size_t)num * rec_size;

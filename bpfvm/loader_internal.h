@@ -44,7 +44,9 @@ struct BtfExtPart {
 };
 absl::StatusOr<BtfExtPart> btf_ext_part(const LoadCtx &ctx, u32 off_field, const char *what);
 u32 btf_ext_rd32(const std::vector<u8> &d, size_t off);
-absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector<bpf_insn> &insns);
+// The instructions it poisons are appended to *poisoned (section instruction indices).
+absl::Status apply_core_relos(LoadCtx &ctx, const elf::Section &sec, std::vector<bpf_insn> &insns,
+			      std::vector<CorePoison> *poisoned);
 
 // The .BTF.ext line_info records of section sec (loader_btf_ext.cc), in file order, insn_off
 // in instructions from the section's start. Empty without .BTF.ext or records for sec.

@@ -360,6 +360,38 @@ std::vector<bpf_line_info> program_line_info(const std::vector<Chunk> &chunks,
 	return out;
 }
 
+// The func info of a linked program: the FUNC of each of its functions, in program order (what
+// libbpf hands the kernel from .BTF.ext func_info). Empty when one has no FUNC.
+// Emulation: the records are the FUNCs of the functions' names in .BTF (clang writes one
+//   func_info record per function, naming its FUNC), not read from .BTF.ext.
+std::vector<bpf_func_info> program_func_info(const LoadCtx &ctx, const BpfProgram &p)
+{
+	std::vector<bpf_func_info> out;
+	if (!ctx.btf || !p.btf_func_id)
+		return out;
+	out.push_back({0, p.btf_func_id});
+	for (const Subprog &s : p.subprogs) {
+		const s32 id = btf__find_by_name_kind(ctx.btf, s.name.c_str(), BTF_KIND_FUNC);
+		if (id <= 0)
+			return {};
+		out.push_back({s.start, (u32)id});
+	}
+	return out;
+}
+
+// The poisoned CO-RE relocations of a linked program, placed as its line info is.
+std::vector<CorePoison> program_core_poison(const std::vector<Chunk> &chunks,
+					    const std::vector<CorePoison> &own,
+					    const std::vector<CorePoison> &text)
+{
+	std::vector<CorePoison> out;
+	for (const Chunk &ch : chunks)
+		for (const CorePoison &cp : ch.text ? text : own)
+			if (cp.insn_idx >= ch.sec_start && cp.insn_idx - ch.sec_start < ch.len)
+				out.push_back({cp.insn_idx - ch.sec_start + ch.base, cp.spec});
+	return out;
+}
+
 }  // namespace
 
 absl::Status collect_programs(LoadCtx &ctx)
@@ -368,6 +400,7 @@ absl::Status collect_programs(LoadCtx &ctx)
 	std::vector<Func> text_funcs;
 	SecRelocs text_relocs;
 	std::vector<bpf_line_info> text_linfo;
+	std::vector<CorePoison> text_poison;
 
 	if (const elf::Section *t = ctx.elf.by_name(".text");
 	    t && t->type == SHT_PROGBITS && (t->flags & SHF_EXECINSTR))
@@ -379,7 +412,7 @@ absl::Status collect_programs(LoadCtx &ctx)
 	if (ctx.text_shndx) {
 		const elf::Section &ts = ctx.elf.sections[ctx.text_shndx];
 		text = section_insns(ts);
-		if (absl::Status st = apply_core_relos(ctx, ts, text); !st.ok())
+		if (absl::Status st = apply_core_relos(ctx, ts, text, &text_poison); !st.ok())
 			return st;
 		absl::StatusOr<std::vector<Func>> f = section_funcs(ctx, ts);
 		if (!f.ok())
@@ -401,7 +434,8 @@ absl::Status collect_programs(LoadCtx &ctx)
 		    !(s.flags & SHF_EXECINSTR) || s.data.empty())
 			continue;
 		std::vector<bpf_insn> insns = section_insns(s);
-		if (absl::Status st = apply_core_relos(ctx, s, insns); !st.ok())
+		std::vector<CorePoison> poison;
+		if (absl::Status st = apply_core_relos(ctx, s, insns, &poison); !st.ok())
 			return st;
 		absl::StatusOr<std::vector<Func>> funcs = section_funcs(ctx, s);
 		if (!funcs.ok())
@@ -440,6 +474,8 @@ absl::Status collect_programs(LoadCtx &ctx)
 			if (absl::Status st = linker.link(p, *relocs, chunks); !st.ok())
 				return st;
 			p.line_info = program_line_info(chunks, *linfo, text_linfo);
+			p.core_poison = program_core_poison(chunks, poison, text_poison);
+			p.func_info = program_func_info(ctx, p);
 			ctx.obj.progs.push_back(std::move(p));
 		}
 	}

@@ -83,6 +83,15 @@ struct Reloc {
 	u32 target_insn = 0;  // kSubprogAddr: absolute index in insns
 };
 
+// An instruction a CO-RE relocation could not be resolved for (libbpf poisons it: a call to
+// helper kCorePoisonHelper), with the relocation as libbpf's log names it ("<byte_off> [12]
+// struct s.f (0:1 @ offset 4)"): a rejection at that call is reported as libbpf reports it
+// (bpf_fixup_verifier_log(), verifier_obj.h).
+struct CorePoison {
+	u32 insn_idx = 0;
+	std::string spec;
+};
+
 // A .text function appended to a program.
 struct Subprog {
 	std::string name;
@@ -112,6 +121,11 @@ struct BpfProgram {
 	// records of the program's own range, then those of each appended subprogram, shifted to
 	// where it was appended (libbpf's adjust_prog_btf_ext_info). Strings are in btf.
 	std::vector<bpf_line_info> line_info;
+	// Its func info (bpf_attr func_info, insn_off in instructions): the program's FUNC at 0,
+	// then each appended subprogram's FUNC at its start; empty without BTF.
+	std::vector<bpf_func_info> func_info;
+	// The poisoned CO-RE relocations of insns, in program order (insn_idx in instructions).
+	std::vector<CorePoison> core_poison;
 	// struct_ops: the type name and member this program implements.
 	std::string st_ops_type;
 	std::string st_ops_member;

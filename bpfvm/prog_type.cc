@@ -143,6 +143,7 @@ std::vector<u32> bpf_tracing_helpers() {
   h.push_back(BPF_FUNC_get_current_task_btf);
   h.push_back(BPF_FUNC_find_vma);
   h.push_back(BPF_FUNC_get_socket_cookie);
+  h.push_back(BPF_FUNC_get_stack);
   for (u32 f : {BPF_FUNC_skc_to_tcp6_sock, BPF_FUNC_skc_to_tcp_sock,
                 BPF_FUNC_skc_to_tcp_timewait_sock, BPF_FUNC_skc_to_tcp_request_sock,
                 BPF_FUNC_skc_to_udp6_sock, BPF_FUNC_skc_to_unix_sock})

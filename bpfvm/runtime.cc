@@ -153,6 +153,13 @@ absl::Status BpfLoadedObject::link_program(BpfLoadedProg &p, const BpfLinkOption
   const BpfProgram &spec = *p.spec_;
   const std::string who = "program '" + spec.name + "'";
   if (opts.verify) p.verdict_ = bpf_runtime_verify(obj_, spec, opts.log_level, opts.allow_ptr_leaks);
+  // Emulation: a map here is a C++ object, not laid out as the kernel's struct bpf_map, so a
+  //   program the verifier accepted with reads of its fields through a map pointer (a
+  //   privileged loader's, allow_ptr_leaks) is not linked.
+  if (p.verdict_.accepted && p.verdict_.map_field_reads)
+    return absl::FailedPreconditionError(
+        who + " reads struct bpf_map fields through a map pointer, which the emulator's maps "
+              "do not lay out");
   p.run_unverified_ = opts.run_unverified;
 
   p.insns_ = spec.insns;

@@ -33,12 +33,14 @@ BpfVerdict bpf_runtime_verify(const BpfObject &obj, const BpfProgram &prog, u32 
   o.log_level = log_level;
   o.allow_ptr_leaks = allow_ptr_leaks;
   o.types = &env.types();
-  const bpf_verifier_result r = bpf_check(prog.insns, o);
+  bpf_verifier_result r = bpf_check(prog.insns, o);
+  bpf_fixup_verifier_log(prog, r);
   v.accepted = r.ok();
   v.err = r.err;
   v.error = r.error;
   v.log = r.log;
   v.max_ctx_offset = r.max_ctx_offset;
+  v.map_field_reads = r.map_field_reads;
   return v;
 }
 

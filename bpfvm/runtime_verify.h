@@ -25,6 +25,7 @@ struct BpfVerdict {
   std::string error;       // the reason of a rejection
   std::string log;         // the verifier log
   u32 max_ctx_offset = 0;  // end of the highest ctx byte the program reads (test-run check)
+  bool map_field_reads = false;  // bpf_verifier_result::map_field_reads
 };
 
 bool bpf_verifier_available();

@@ -107,6 +107,12 @@ struct bpf_verifier_opts {
   // <file>:<line>" before the first instruction each record covers. Empty: no source lines.
   std::span<const bpf_line_info> line_info;
   const struct btf *btf = nullptr;
+  // The program's func info (bpf_attr func_info: insn_off in instructions, the FUNC's id in
+  // btf), one record per subprogram. check_btf_func() refuses records out of order, of another
+  // count or at other instructions than the subprograms', or naming no FUNC, and LD_ABS,
+  // LD_IND or bpf_tail_call in a subprogram that does not return an integer. Empty: no BTF, and
+  // a subprogram may not use them at all.
+  std::span<const bpf_func_info> func_info;
 };
 
 struct bpf_verifier_result {
@@ -121,6 +127,9 @@ struct bpf_verifier_result {
   std::vector<u32> subprog_starts;       // first insn of each subprogram (0 first)
   std::vector<u32> subprog_stack_depth;  // bytes of stack each subprogram uses
   u32 max_ctx_offset = 0;  // ctx_kind::bytes: end of the highest context byte accessed
+  // The program reads struct bpf_map fields through a map pointer (a privileged loader's
+  // check_ptr_to_map_access(), with the kernel's layout).
+  bool map_field_reads = false;
   bool ok() const { return err == 0; }
 };
 

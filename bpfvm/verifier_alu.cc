@@ -262,7 +262,14 @@ void adjust_scalar_min_max_vals(bpf_reg_state &dst, const bpf_reg_state &src, u8
     dst.u32_max_value = r.umax;
     zext_32_to_64(dst);
   } else {
-    const rng<u64, s64> r = compute(range64(dst), range64(src));
+    rng<u64, s64> r = compute(range64(dst), range64(src));
+    // __scalar64_min_max_lsh(): << 32 (the first half of the compiler's sign extension
+    // "<<= 32; s>>= 32") keeps the signed bounds of a subregister whose bounds are
+    // non-negative.
+    if (op == BPF_LSH && k == 32) {
+      if (dst.s32_max_value >= 0) r.smax = (s64)((u64)(u32)dst.s32_max_value << 32);
+      if (dst.s32_min_value >= 0) r.smin = (s64)((u64)(u32)dst.s32_min_value << 32);
+    }
     __mark_reg_unknown(dst);
     dst.var_off = t;
     dst.smin_value = r.smin;

@@ -43,6 +43,8 @@ struct call_meta {
   u32 spin_lock_id = 0;
   // The lookup's key, when it is a known constant (get_constant_map_key()); -1 otherwise.
   s64 const_map_key = -1;
+  // The largest value of the last ARG_CONST_SIZE(_OR_ZERO) argument (msize_max_value).
+  u64 msize_max_value = 0;
 };
 
 std::string helper_name(u32 func_id) { return std::string("bpf_") + bpf_func_id_name(func_id); }
@@ -375,6 +377,7 @@ int check_func_arg(bpf_verifier_env &env, u32 arg, u32 arg_type, const bpf_func_
     case ARG_CONST_SIZE:
     case ARG_CONST_SIZE_OR_ZERO: {
       const u32 prev = fn.arg_type[arg - 1];
+      meta.msize_max_value = reg.umax_value;
       return check_mem_size_reg(env, regno, base == ARG_CONST_SIZE_OR_ZERO,
                                 (prev & MEM_UNINIT) ? BPF_WRITE : BPF_READ);
     }
@@ -588,6 +591,15 @@ int check_helper_call(bpf_verifier_env &env, const bpf_insn &insn, u32 *insn_idx
         r0.smin_value = r0.s32_min_value = 0;
         r0.umax_value = r0.u32_max_value = ncpus - 1;
         r0.smax_value = r0.s32_max_value = (s32)(ncpus - 1);
+        reg_bounds_sync(r0);
+      }
+      // do_refine_retval_range(): bpf_get_stack returns the bytes written, at most the size
+      // asked, or an error.
+      if (func_id == BPF_FUNC_get_stack) {
+        r0.smax_value = (s64)meta.msize_max_value;
+        r0.s32_max_value = (s32)meta.msize_max_value;
+        r0.smin_value = -(s64)MAX_ERRNO;
+        r0.s32_min_value = -(s32)MAX_ERRNO;
         reg_bounds_sync(r0);
       }
       break;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/verifier_cfg.cc: the program's shape before exploration: subprogram layout, control
 // flow graph checks (jumps inside their subprogram, every instruction reachable), prune
-// points, static register and stack-slot liveness and precision, and the frames and combined
-// stack depth of every call chain.
+// points, static register and stack-slot liveness and precision, bpf_fastcall patterns, and
+// the frames and combined stack depth of every call chain.
 //
 // Mirrors: kernel/bpf/verifier.c (check_subprogs, check_cfg, visit_insn, mark_prune_point,
-//          compute_live_registers, check_max_stack_depth_subprog), kernel/bpf/liveness.c
+//          compute_live_registers, mark_fastcall_patterns, remove_fastcall_spills_fills,
+//          round_up_stack_depth, check_max_stack_depth_subprog), kernel/bpf/liveness.c
 //          (stack slot liveness) (Linux 6.19)
 // Emulation: back-edges are always allowed (privileged loader); loops are proven bounded by
 //   exploration. Liveness and precision are plain data-flows over the CFG, used only to ignore
@@ -16,6 +17,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "bpfvm/helper_proto.h"
+#include "bpfvm/kfunc.h"
 #include "bpfvm/verifier_state.h"
 
 namespace umemcg {
@@ -717,6 +720,61 @@ void compute_precise_registers(bpf_verifier_env &env) {
 
 namespace {
 
+// bpf_fastcall: a call whose callee clobbers fewer registers than the calling convention says
+// (a helper's r0 and its arguments' registers) may be surrounded by spills and fills of the
+// registers it keeps, at the lowest stack offsets of the subprogram, which the kernel removes
+// when it inlines the call (bpf_get_smp_processor_id, inlined by the verifier on x86-64 with a
+// JIT). mark_fastcall_patterns() finds the patterns; their stack region leaves the subprogram's
+// stack depth (remove_fastcall_spills_fills()) unless another access reached it
+// (check_fastcall_stack_contract()) or a pattern surrounds a call that is not inlined.
+// Emulation: the spills and fills stay and run (the interpreter's frames are MAX_BPF_STACK
+//   bytes each); only the stack depth follows the kernel's. No kfunc is inlined here.
+void mark_fastcall_pattern_for_call(bpf_verifier_env &env, bpf_subprog_info &sp, u32 idx,
+                                    s16 lowest_off, const std::vector<bool> &jump_target) {
+  const bpf_insn &call = env.insns[idx];
+  constexpr u32 kCallerSaved = 0x3f;  // r0-r5
+  u32 clobbered = kCallerSaved;
+  bool can_be_inlined = false;
+  if (bpf_helper_call(call)) {
+    const bpf_func_proto *fn = call.imm >= 0 ? bpf_helper_proto((u32)call.imm) : nullptr;
+    if (!fn || !env.ptype.helper_allowed((u32)call.imm)) return;
+    clobbered = fn->ret_type != RET_VOID ? 1u : 0u;
+    for (int a = 0; a < 5; a++)
+      if (fn->arg_type[a] != ARG_DONTCARE) clobbered |= 1u << (BPF_REG_1 + a);
+    // allow_fastcall and verifier_inlines_helper_call() (x86-64 with a JIT).
+    can_be_inlined = call.imm == BPF_FUNC_get_smp_processor_id;
+  } else if (bpf_pseudo_kfunc_call(call)) {
+    if (call.imm < 0 || (size_t)call.imm >= env.opts.kfuncs.size() || !env.opts.kfuncs[(size_t)call.imm])
+      return;
+    const emu::KfuncDesc &k = *env.opts.kfuncs[(size_t)call.imm];
+    clobbered = k.ret.kind != emu::KfuncArgKind::kVoid ? 1u : 0u;
+    for (size_t a = 0; a < k.args.size() && a < 5; a++) clobbered |= 1u << (BPF_REG_1 + a);
+  }
+  if (clobbered == kCallerSaved) return;
+  u32 expected = ~clobbered & kCallerSaved;
+  u32 i = 1;
+  s16 off = lowest_off;
+  for (; i <= 6; i++, off = (s16)(off + BPF_REG_SIZE)) {
+    if (idx < i || idx + i >= env.insns.size()) break;
+    if (jump_target[idx - i + 1] || jump_target[idx + i]) break;
+    const bpf_insn &stx = env.insns[idx - i], &ldx = env.insns[idx + i];
+    if (stx.code != (BPF_STX | BPF_MEM | BPF_DW) || ldx.code != (BPF_LDX | BPF_MEM | BPF_DW) ||
+        stx.dst_reg != BPF_REG_10 || ldx.src_reg != BPF_REG_10)
+      break;
+    if (stx.src_reg != ldx.dst_reg || !((1u << stx.src_reg) & expected)) break;
+    if (stx.off != off || ldx.off != off) break;
+    expected &= ~(1u << stx.src_reg);
+    env.aux[idx - i].fastcall_pattern = true;
+    env.aux[idx + i].fastcall_pattern = true;
+  }
+  if (i == 1) return;
+  if (can_be_inlined)
+    env.aux[idx].fastcall_spills_num = (u8)(i - 1);
+  else
+    sp.keep_fastcall_stack = true;
+  sp.fastcall_stack_off = std::min(sp.fastcall_stack_off, off);
+}
+
 // check_max_stack_depth_subprog(): walks the static call graph from subprogram s, called at
 // frame `frame` with `depth` stack bytes below it, whatever the values that decide the calls:
 // every call chain, recursive ones included, must fit in MAX_CALL_FRAMES frames and
@@ -727,8 +785,10 @@ int walk_call_chain(bpf_verifier_env &env, std::vector<u32> &walked, u32 s, u32 
                     u32 depth) {
   u32 &seen = walked[(size_t)s * MAX_CALL_FRAMES + frame];
   if (seen && depth + 1 <= seen) return 0;
-  const u32 d = std::max<u32>(env.subprogs[s].stack_depth, 1);
-  depth += (d + 31) / 32 * 32;
+  // round_up_stack_depth() with a JIT (x86-64 always has one): 16-byte granules.
+  // Emulation: the interpreter's frames are MAX_BPF_STACK bytes whatever this says.
+  const u32 d = (env.subprogs[s].stack_depth + 15) / 16 * 16;
+  depth += d;
   if (depth > (u32)MAX_BPF_STACK) {
     env.verbose_err("combined stack size of %u calls is %u. Too large", frame + 1, depth);
     return -EACCES;
@@ -744,11 +804,43 @@ int walk_call_chain(bpf_verifier_env &env, std::vector<u32> &walked, u32 s, u32 
     }
     if (int err = walk_call_chain(env, walked, callees[i], frame + 1, depth)) return err;
   }
-  seen = std::max(seen, depth - (d + 31) / 32 * 32 + 1);
+  seen = std::max(seen, depth - d + 1);
   return 0;
 }
 
 }  // namespace
+
+void mark_fastcall_patterns(bpf_verifier_env &env) {
+  // bpf_is_jump_target(): the targets of jumps (the kernel's jmp_point).
+  std::vector<bool> jump_target(env.insns.size() + 1, false);
+  for (u32 i = 0; i < env.insns.size(); i++) {
+    const bpf_opcode_desc *d = env.aux[i].desc;
+    if (!d) continue;
+    const bpf_form_desc &f = bpf_form_of(*d);
+    if (f.kind != bpf_opc::K_JUMP && f.kind != bpf_opc::K_COND_JUMP) continue;
+    const s64 t = bpf_jump_target(*d, env.insns[i], i);
+    if (t >= 0 && t < (s64)env.insns.size()) jump_target[(size_t)t] = true;
+  }
+  for (bpf_subprog_info &sp : env.subprogs) {
+    s16 lowest_off = 0;
+    for (u32 i = sp.start; i < sp.end; i++) {
+      const bpf_insn &in = env.insns[i];
+      if (env.aux[i].desc && in.code == (BPF_STX | BPF_MEM | BPF_DW) && in.dst_reg == BPF_REG_10)
+        lowest_off = std::min(lowest_off, in.off);
+    }
+    for (u32 i = sp.start; i < sp.end; i++)
+      if (env.aux[i].desc && env.insns[i].code == (BPF_JMP | BPF_CALL))
+        mark_fastcall_pattern_for_call(env, sp, i, lowest_off, jump_target);
+  }
+}
+
+void remove_fastcall_spills_fills(bpf_verifier_env &env) {
+  for (bpf_subprog_info &sp : env.subprogs) {
+    bool modified = false;
+    for (u32 i = sp.start; i < sp.end; i++) modified |= env.aux[i].fastcall_spills_num > 0;
+    if (modified && !sp.keep_fastcall_stack) sp.stack_depth = (u32)-(s32)sp.fastcall_stack_off;
+  }
+}
 
 int check_max_stack_depth(bpf_verifier_env &env) {
   std::vector<u32> walked(env.subprogs.size() * MAX_CALL_FRAMES, 0);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// bpfvm/verifier_linfo.cc: the program's line info (.BTF.ext line_info, as the loader hands it
-// over in bpf_verifier_opts::line_info): checked before the walk, printed in the log as
-// "; <source line> @ <file>:<line>" before the first instruction of each source line.
+// bpfvm/verifier_linfo.cc: the program's func info and line info (.BTF.ext, as the loader hands
+// them over in bpf_verifier_opts::func_info and ::line_info): checked before the walk, the line
+// info printed in the log as "; <source line> @ <file>:<line>" before the first instruction of
+// each source line.
 //
-// Mirrors: kernel/bpf/verifier.c (check_btf_line), kernel/bpf/log.c (find_linfo,
-//          verbose_linfo) (Linux 6.19)
+// Mirrors: kernel/bpf/verifier.c (check_btf_func_early, check_btf_func, check_abnormal_return,
+//          check_btf_line), kernel/bpf/log.c (find_linfo, verbose_linfo) (Linux 6.19)
 // Emulation: records arrive as an array of struct bpf_line_info; the kernel's checks of the
 //   user record size and its zero tail (bpf_check_uarg_tail_zero) belong to the loader's
 //   parsing of .BTF.ext here (bpfvm/loader_btf_ext.cc).
@@ -19,6 +20,106 @@
 #include <bpf/btf.h>
 
 namespace umemcg {
+
+namespace {
+
+// A subprogram's LD_ABS/LD_IND and bpf_tail_call (the kernel's has_ld_abs, has_tail_call).
+void subprog_abnormal_exits(const bpf_verifier_env &env, const bpf_subprog_info &sp,
+                            bool *ld_abs, bool *tail_call) {
+  *ld_abs = *tail_call = false;
+  for (u32 i = sp.start; i < sp.end; i++) {
+    if (!env.aux[i].desc) continue;
+    const bpf_insn &in = env.insns[i];
+    if (BPF_CLASS(in.code) == BPF_LD && (BPF_MODE(in.code) == BPF_ABS || BPF_MODE(in.code) == BPF_IND))
+      *ld_abs = true;
+    if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_tail_call)
+      *tail_call = true;
+  }
+}
+
+const struct btf_type *skip_modifiers(const struct btf *btf, u32 id) {
+  for (int n = 0; n < 32; n++) {
+    const struct btf_type *t = btf__type_by_id(btf, id);
+    if (!t || !(btf_is_mod(t) || btf_is_typedef(t))) return t;
+    id = t->type;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int check_btf_func(bpf_verifier_env &env) {
+  const std::span<const bpf_func_info> finfo = env.opts.func_info;
+  if (finfo.empty()) {
+    // check_abnormal_return(): without BTF no subprogram may leave through LD_ABS's hidden
+    // exit or a tail call.
+    for (size_t s = 1; s < env.subprogs.size(); s++) {
+      bool ld_abs, tail_call;
+      subprog_abnormal_exits(env, env.subprogs[s], &ld_abs, &tail_call);
+      if (ld_abs) {
+        env.verbose_err("LD_ABS is not allowed in subprogs without BTF");
+        return -EINVAL;
+      }
+      if (tail_call) {
+        env.verbose_err("tail_call is not allowed in subprogs without BTF");
+        return -EINVAL;
+      }
+    }
+    return 0;
+  }
+  // check_btf_func_early(): order and types.
+  for (u32 i = 0; i < finfo.size(); i++) {
+    if (i == 0 && finfo[i].insn_off) {
+      env.verbose_err("nonzero insn_off %u for the first func info record", finfo[i].insn_off);
+      return -EINVAL;
+    }
+    if (i && finfo[i].insn_off <= finfo[i - 1].insn_off) {
+      env.verbose_err("same or smaller insn offset (%u) than previous func info record (%u)",
+                      finfo[i].insn_off, finfo[i - 1].insn_off);
+      return -EINVAL;
+    }
+    const struct btf_type *t = env.opts.btf ? btf__type_by_id(env.opts.btf, finfo[i].type_id) : nullptr;
+    if (!t || !btf_is_func(t)) {
+      env.verbose_err("invalid type id %d", finfo[i].type_id);
+      return -EINVAL;
+    }
+    const struct btf_type *proto = btf__type_by_id(env.opts.btf, t->type);
+    if (!proto || !btf_is_func_proto(proto)) {
+      env.verbose_err("invalid type id %d", finfo[i].type_id);
+      return -EINVAL;
+    }
+  }
+  // check_btf_func(): one record per subprogram, at its start.
+  if (finfo.size() != env.subprogs.size()) {
+    env.verbose_err("number of funcs in func_info doesn't match number of subprogs");
+    return -EINVAL;
+  }
+  for (u32 i = 0; i < finfo.size(); i++) {
+    if (env.subprogs[i].start != finfo[i].insn_off) {
+      env.verbose_err("func_info BTF section doesn't match subprog layout in BPF program");
+      return -EINVAL;
+    }
+    const struct btf_type *func = btf__type_by_id(env.opts.btf, finfo[i].type_id);
+    const struct btf_type *proto = btf__type_by_id(env.opts.btf, func->type);
+    // The return type: an integer of at most 8 bytes or an enum (btf_type_is_small_int,
+    // btf_is_any_enum); void (type 0) is neither.
+    const struct btf_type *ret = proto->type ? skip_modifiers(env.opts.btf, proto->type) : nullptr;
+    const bool scalar_return =
+        ret && ((btf_is_int(ret) && ret->size <= 8) || btf_is_enum(ret) || btf_is_enum64(ret));
+    if (!i || scalar_return) continue;
+    bool ld_abs, tail_call;
+    subprog_abnormal_exits(env, env.subprogs[i], &ld_abs, &tail_call);
+    if (ld_abs) {
+      env.verbose_err("LD_ABS is only allowed in functions that return 'int'.");
+      return -EINVAL;
+    }
+    if (tail_call) {
+      env.verbose_err("tail_call is only allowed in functions that return 'int'.");
+      return -EINVAL;
+    }
+  }
+  return 0;
+}
 
 int check_btf_line(bpf_verifier_env &env) {
   const std::span<const bpf_line_info> linfo = env.opts.line_info;

@@ -499,13 +499,19 @@ int prepare_insns(bpf_verifier_env &env) {
       if (int err = check_kfunc_call_ref(env, (u32)i)) return err;
       continue;
     }
-    if (bpf_form_of(*env.aux[i].desc).slots == 2) {
-      // As the kernel's resolve_pseudo_ldimm64(): every ld_imm64's map or BTF reference is
-      // resolved up front, reachable or not; checking only on visit accepted dead code that
-      // names no map, which nothing after the verifier can link.
-      if (int err = check_ld_imm_ref(env, (u32)i)) return err;
-      i++;
-    }
+    if (bpf_form_of(*env.aux[i].desc).slots == 2) i++;
+  }
+  return 0;
+}
+
+// As the kernel's resolve_pseudo_ldimm64(), after the func and line info checks: every
+// ld_imm64's map or BTF reference is resolved up front, reachable or not; checking only on
+// visit accepted dead code that names no map, which nothing after the verifier can link.
+int resolve_pseudo_ldimm64(bpf_verifier_env &env) {
+  for (size_t i = 0; i < env.insns.size(); i++) {
+    if (!env.aux[i].desc || bpf_form_of(*env.aux[i].desc).slots != 2) continue;
+    if (int err = check_ld_imm_ref(env, (u32)i)) return err;
+    i++;
   }
   return 0;
 }
@@ -535,8 +541,11 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
                   (pt.sleepable == bpf_sleepable::optional && opts.sleepable);
   if (!err) err = prepare_insns(env);
   if (!err) err = check_subprogs(env);
+  if (!err) err = check_btf_func(env);
   if (!err) err = check_btf_line(env);
+  if (!err) err = resolve_pseudo_ldimm64(env);
   if (!err) err = check_cfg(env);
+  if (!err) mark_fastcall_patterns(env);
   if (!err) {
     // Liveness is computed by is_state_visited() on the first comparison of states: most
     // rejected programs never get there.
@@ -547,6 +556,7 @@ bpf_verifier_result bpf_check(std::span<const bpf_insn> insns, const bpf_verifie
     // the log), only what follows and the summary.
     if (!err && opts.log_level && !(opts.log_level & BPF_LOG_LEVEL2)) res.log.clear();
   }
+  if (!err) remove_fastcall_spills_fills(env);
   if (!err) err = check_max_stack_depth(env);
 
   res.err = err;

@@ -16,6 +16,7 @@
 #include "bpfvm/prog_type.h"
 #include "bpfvm/verifier_mem_internal.h"
 #include "bpfvm/verifier_state.h"
+#include "shim/errno.h"
 
 namespace umemcg {
 
@@ -260,6 +261,63 @@ bool map_direct_read(const bpf_verifier_map &map, const bpf_reg_state &reg, s32 
 
 namespace {
 
+// The kernel structs a map pointer points to (each map type's ops->map_btf_id), with the host
+// kernel's layout (Linux 6.18, x86-64): struct bpf_map, embedded first in each map type's own.
+// Emulation: the fields inside struct bpf_map's freeze_mutex, rcu/work union, owner_lock and
+//   owner, and the map-type structs' allocator and bucket internals, are not listed: a read
+//   there is "doesn't have field". Pointers to something other than a struct (void *, char *,
+//   the per-CPU element count) yield untrusted read-only handles of "void".
+const std::vector<bpf_btf_struct> &kernel_map_structs() {
+  using F = bpf_ctx_field;
+  auto mem = [](std::string name, u32 off) {
+    F f = F::ptr(std::move(name), off, "void", PTR_UNTRUSTED | MEM_RDONLY);
+    return f;
+  };
+  static const std::vector<bpf_btf_struct> structs = {
+      {"bpf_map",
+       296,
+       {F::scalar("sha", 0, 32), F::scalar("excl", 32, 4), F::ptr("ops", 40, "bpf_map_ops", 0),
+        F::ptr("inner_map_meta", 48, "bpf_map", 0), mem("security", 56),
+        F::scalar("map_type", 64, 4), F::scalar("key_size", 68, 4),
+        F::scalar("value_size", 72, 4), F::scalar("max_entries", 76, 4),
+        F::scalar("map_extra", 80, 8), F::scalar("map_flags", 88, 4), F::scalar("id", 92, 4),
+        F::ptr("record", 96, "btf_record", 0), F::scalar("numa_node", 104, 4),
+        F::scalar("btf_key_type_id", 108, 4), F::scalar("btf_value_type_id", 112, 4),
+        F::scalar("btf_vmlinux_value_type_id", 116, 4), F::ptr("btf", 120, "btf", 0),
+        F::ptr("objcg", 128, "obj_cgroup", 0), F::scalar("name", 136, 16),
+        F::scalar("refcnt", 184, 8), F::scalar("usercnt", 192, 8),
+        F::scalar("writecnt", 232, 8), F::scalar("bypass_spec_v1", 256, 1),
+        F::scalar("frozen", 257, 1), F::scalar("init_private", 258, 1),
+        F::scalar("free_after_mult_rcu_gp", 259, 1), F::scalar("free_after_rcu_gp", 260, 1),
+        F::scalar("sleepable_refcnt", 264, 8), mem("elem_count", 272),
+        F::scalar("cookie", 280, 8), mem("excl_prog_sha", 288)}},
+      {"bpf_array",
+       312,
+       {F::embed("map", 0, 296, "bpf_map"), F::scalar("elem_size", 296, 4),
+        F::scalar("index_mask", 300, 4), F::ptr("aux", 304, "bpf_array_aux", 0)}},
+      {"bpf_htab",
+       896,
+       {F::embed("map", 0, 296, "bpf_map"), F::ptr("buckets", 456, "bucket", 0),
+        F::scalar("count", 816, 4), F::scalar("use_percpu_counter", 820, 1),
+        F::scalar("n_buckets", 824, 4), F::scalar("elem_size", 828, 4),
+        F::scalar("hashrnd", 832, 4)}},
+      {"bpf_ringbuf_map", 304, {F::embed("map", 0, 296, "bpf_map"), F::ptr("rb", 296, "bpf_ringbuf", 0)}},
+      {"bpf_local_storage_map",
+       480,
+       {F::embed("map", 0, 296, "bpf_map"),
+        F::ptr("buckets", 296, "bpf_local_storage_map_bucket", 0),
+        F::scalar("bucket_log", 304, 4), F::scalar("elem_size", 308, 2),
+        F::scalar("cache_idx", 310, 2), F::scalar("bpf_ma", 472, 1)}},
+  };
+  return structs;
+}
+
+const bpf_btf_struct *kernel_map_struct(const std::string &name) {
+  for (const bpf_btf_struct &s : kernel_map_structs())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 // The kernel struct a map pointer points to (the map type's ops->map_btf_id), nullptr if not
 // known here.
 const char *map_struct_name(u32 map_type) {
@@ -283,21 +341,68 @@ const char *map_struct_name(u32 map_type) {
     case BPF_MAP_TYPE_TASK_STORAGE:
     case BPF_MAP_TYPE_INODE_STORAGE:
     case BPF_MAP_TYPE_SK_STORAGE:
+    case 32:  // BPF_MAP_TYPE_CGRP_STORAGE (after the uapi headers built against)
       return "bpf_local_storage_map";
     default:
       return nullptr;
   }
 }
 
+// btf_struct_walk() over a kernel map struct: [off, off + size) inside one field, through
+// embedded structs; a scalar field (an array of scalars is one field) may be read in part, a
+// pointer only whole.
+int walk_map_struct(bpf_verifier_env &env, const bpf_btf_struct *st, u32 off, int size,
+                    bpf_reg_state *out) {
+  for (int depth = 0; depth < 4 && st; depth++) {
+    if ((u64)off + size > st->size) {
+      env.verbose_err("access beyond struct %s at off %u size %d", st->name.c_str(), off, size);
+      return -EACCES;
+    }
+    const bpf_ctx_field *hit = nullptr;
+    for (const bpf_ctx_field &f : st->fields) {  // in offset order
+      if ((u64)off + size <= f.off || off < f.off) break;
+      if (off >= f.off + f.size) continue;
+      hit = &f;
+      break;
+    }
+    if (!hit) break;
+    if (hit->embedded) {
+      off -= hit->off;
+      st = kernel_map_struct(hit->btf_name);
+      continue;
+    }
+    if (base_type(hit->reg_type) == PTR_TO_BTF_ID) {
+      if (off != hit->off || (u32)size != hit->size) {
+        env.verbose_err("cannot access ptr member %s with moff %u in struct %s with off %u size %d",
+                        hit->name.c_str(), hit->off, st->name.c_str(), off, size);
+        return -EACCES;
+      }
+    } else if ((u64)off + size > hit->off + hit->size) {
+      env.verbose_err("access beyond the end of member %s (mend:%u) in struct %s with off %u size %d",
+                      hit->name.c_str(), hit->off + hit->size, st->name.c_str(), off, size);
+      return -EACCES;
+    }
+    if (out) load_field(env, *hit, off, size, false, out);
+    env.res.map_field_reads = true;
+    return 0;
+  }
+  env.verbose_err("struct %s doesn't have field at offset %u", st ? st->name.c_str() : "?", off);
+  return -EINVAL;
+}
+
 // check_ptr_to_map_access(): a privileged program may read the fields of the struct a map
-// pointer points to, at non-negative offsets.
-// Emulation: no struct bpf_map exists here; the reads themselves are refused by the caller
-//   ("invalid mem access 'map_ptr'"), the kernel's refusals of a negative offset and of a write
-//   are its own.
+// pointer points to, at non-negative offsets, as a PTR_TO_BTF_ID of that struct.
 int check_ptr_to_map_access(bpf_verifier_env &env, u32 regno, const bpf_verifier_map &map,
-                            s32 off, bpf_access_type t) {
+                            s32 off, int size, bpf_access_type t, bpf_reg_state *out) {
   const char *tname = map_struct_name(map.map_type);
-  if (!tname) return 0;
+  if (!tname) {
+    env.verbose_err("map_ptr access not supported for map type %u", map.map_type);
+    return -ENOTSUPP;
+  }
+  if (!env.opts.allow_ptr_leaks) {
+    env.verbose_err("'struct %s' access is allowed only to CAP_PERFMON and CAP_SYS_ADMIN", tname);
+    return -EPERM;
+  }
   if (off < 0) {
     env.verbose_err("R%u is %s invalid negative access: off=%d", regno, tname, off);
     return -EACCES;
@@ -306,7 +411,7 @@ int check_ptr_to_map_access(bpf_verifier_env &env, u32 regno, const bpf_verifier
     env.verbose_err("only read from %s is supported", tname);
     return -EACCES;
   }
-  return 0;
+  return walk_map_struct(env, kernel_map_struct(tname), (u32)off, size, out);
 }
 
 }  // namespace
@@ -322,8 +427,18 @@ int check_mem_access(bpf_verifier_env &env, u32 insn_idx, u32 regno, s32 off, in
   bpf_reg_state result;
   __mark_reg_unknown(result);
 
-  if (reg.type == CONST_PTR_TO_MAP && reg.map_ptr && env.opts.allow_ptr_leaks)
-    if (int err = check_ptr_to_map_access(env, regno, *reg.map_ptr, off + reg.off, t)) return err;
+  if (reg.type == CONST_PTR_TO_MAP && reg.map_ptr) {
+    if (int err = check_ptr_alignment(env, reg, off, size, strict_alignment_once)) return err;
+    if (int err = check_ptr_to_map_access(env, regno, *reg.map_ptr, off + reg.off, size, t,
+                                          &result))
+      return err;
+    if (sign_ext && result.type == SCALAR_VALUE) coerce_reg_to_size_sx(result, size);
+    if (value_regno >= 0) {
+      env.cur->cur().regs[value_regno] = result;
+      env.scratched_regs |= 1u << value_regno;
+    }
+    return 0;
+  }
   if (type_may_be_null(reg.type) || reg.type == SCALAR_VALUE || reg.type == NOT_INIT ||
       base_type(reg.type) == CONST_PTR_TO_MAP || base_type(reg.type) == PTR_TO_FUNC) {
     env.verbose_err("R%u invalid mem access '%s'", regno, reg_type_name(reg.type).c_str());

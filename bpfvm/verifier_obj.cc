@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// bpfvm/verifier_obj.cc: verifier tables from a loaded BpfObject.
+// bpfvm/verifier_obj.cc: verifier tables from a loaded BpfObject, and libbpf's fixup of the
+// log of a failed load.
 //
-// Mirrors: kernel/bpf/syscall.c (bpf_prog_load) (Linux 6.19)
+// Mirrors: kernel/bpf/syscall.c (bpf_prog_load), tools/lib/bpf/libbpf.c
+//          (fixup_log_failed_core_relo) (Linux 6.19)
 // Emulation: see verifier_obj.h.
 #include "bpfvm/verifier_obj.h"
 
 #include "bpfvm/btf_util.h"
+#include "bpfvm/loader.h"
 
 namespace umemcg::emu {
 
@@ -55,11 +58,33 @@ bpf_verifier_opts bpf_verifier_opts_for(const BpfObject &obj, const BpfProgram &
   o.kfuncs = in.kfuncs;
   o.maps_by_reloc = true;
   o.line_info = prog.line_info;
+  o.func_info = prog.func_info;
   o.btf = obj.btf.get();
   for (const Reloc &r : prog.relocs)  // sorted by insn_idx
     if (r.kind == RelocKind::kMapFd || r.kind == RelocKind::kMapValue)
       o.map_reloc_insns.push_back(r.insn_idx);
   return o;
+}
+
+void bpf_fixup_verifier_log(const BpfProgram &prog, bpf_verifier_result &r) {
+  const std::string poison = "invalid func unknown#" + std::to_string(kCorePoisonHelper);
+  if (r.ok() || r.error_insn < 0) return;
+  const size_t nl = r.error.rfind('\n');
+  const size_t from = nl == std::string::npos ? 0 : nl + 1;
+  if (r.error.compare(from, std::string::npos, poison) != 0) return;
+  const CorePoison *cp = nullptr;
+  for (const CorePoison &c : prog.core_poison)
+    if (c.insn_idx == (u32)r.error_insn) cp = &c;
+  if (!cp) return;
+  const std::string why = "failed to resolve CO-RE relocation " + cp->spec;
+  r.error = r.error.substr(0, from) + why;
+  // The log: the call's line and the reason become the relocation's two lines.
+  const std::string call = std::to_string(r.error_insn) + ": (85) call unknown#" +
+                           std::to_string(kCorePoisonHelper);
+  const size_t at = r.log.rfind(call + "\n" + poison + "\n");
+  if (at != std::string::npos && (at == 0 || r.log[at - 1] == '\n'))
+    r.log.replace(at, call.size() + poison.size() + 2,
+                  std::to_string(r.error_insn) + ": <invalid CO-RE relocation>\n" + why + "\n");
 }
 
 }  // namespace umemcg::emu

@@ -35,4 +35,11 @@ BpfVerifierInputs bpf_verifier_inputs(const BpfObject &obj);
 bpf_verifier_opts bpf_verifier_opts_for(const BpfObject &obj, const BpfProgram &prog,
                                         const BpfVerifierInputs &in, const bpf_prog_type_desc *pt);
 
+// libbpf's log fixup after a failed load (fixup_log_failed_core_relo): a rejection at an
+// instruction a CO-RE relocation poisoned ("invalid func unknown#195896080") names the
+// relocation instead, in the error and in the log:
+//   12: <invalid CO-RE relocation>
+//   failed to resolve CO-RE relocation <byte_off> [7] struct s.f (0:1 @ offset 4)
+void bpf_fixup_verifier_log(const BpfProgram &prog, bpf_verifier_result &r);
+
 }  // namespace umemcg::emu

@@ -88,8 +88,22 @@ int check_stack_access_within_bounds(bpf_verifier_env &env, u32 regno, const bpf
   return 0;
 }
 
+// check_fastcall_stack_contract(): an access below a subprogram's fastcall region's top by an
+// instruction outside the patterns keeps every pattern of that subprogram.
+void check_fastcall_stack_contract(bpf_verifier_env &env, const bpf_func_state &f, s64 off) {
+  bpf_subprog_info &sp = env.subprogs[f.subprogno];
+  const u32 idx = env.cur->insn_idx;
+  if (sp.fastcall_stack_off <= off || env.aux[idx].fastcall_pattern) return;
+  sp.fastcall_stack_off = INT16_MIN;
+  for (u32 i = sp.start; i < sp.end; i++) {
+    env.aux[i].fastcall_spills_num = 0;
+    env.aux[i].fastcall_pattern = false;
+  }
+}
+
 int check_stack_write(bpf_verifier_env &env, bpf_func_state &f, u32 regno, s64 min_off,
                       s64 max_off, int size, const bpf_reg_state &val, bool var_off) {
+  check_fastcall_stack_contract(env, f, min_off);
   if (int err = grow_stack_state(env, f, min_off)) return err;
   const bool leaks_ok = env.opts.allow_ptr_leaks;
   if (!var_off) {
@@ -151,6 +165,7 @@ int check_stack_write(bpf_verifier_env &env, bpf_func_state &f, u32 regno, s64 m
 
 int check_stack_read(bpf_verifier_env &env, bpf_func_state &f, u32 regno, const bpf_reg_state &ptr,
                      s64 min_off, s64 max_off, int size, bpf_reg_state *out, bool sign_ext) {
+  check_fastcall_stack_contract(env, f, min_off);
   const bool allow_uninit = env.opts.allow_uninit_stack;
   if (tnum_is_const(ptr.var_off)) {
     env.scratched_stack |= 1ull << ((-min_off - 1) / BPF_REG_SIZE);
@@ -244,6 +259,7 @@ int check_stack_helper_access(bpf_verifier_env &env, u32 regno, const bpf_reg_st
                                                  &max_off))
     return err;
   bpf_func_state &f = env.cur->frame[reg.frameno];
+  check_fastcall_stack_contract(env, f, min_off);
   if (int err = grow_stack_state(env, f, min_off)) return err;
   const bool var = !tnum_is_const(reg.var_off);
   for (s64 o = min_off; o < max_off; o++) {

@@ -143,6 +143,12 @@ struct bpf_subprog_info {
   u32 stack_depth = 0;   // bytes used
   bool is_callback = false;
   std::vector<u32> callees;  // static bpf-to-bpf call targets (subprog numbers)
+  // bpf_fastcall (mark_fastcall_patterns()): the lowest stack offset of the spill/fill
+  // patterns around fastcall calls start at their lowest spill, up to here; S16_MIN once
+  // another access reached that region (check_fastcall_stack_contract()). keep: a pattern
+  // around a call that is not inlined keeps the region in the stack depth.
+  s16 fastcall_stack_off = 0;
+  bool keep_fastcall_stack = false;
 };
 
 struct bpf_verifier_state_list {
@@ -179,6 +185,10 @@ struct bpf_insn_aux_data {
   // The pointer type this load or store first accessed memory through, on any path
   // (save_aux_ptr_type()): NOT_INIT until then.
   u32 ptr_type = NOT_INIT;
+  // bpf_fastcall: a spill or fill of a pattern around a fastcall call; on the call, the number
+  // of spill/fill pairs the kernel removes when it inlines the call.
+  bool fastcall_pattern = false;
+  u8 fastcall_spills_num = 0;
 };
 
 struct bpf_verifier_env {
@@ -344,6 +354,10 @@ int check_subprogs(bpf_verifier_env &env);
 // --- line info (verifier_linfo.cc) ------------------------------------------------------------
 // The line info is sorted, inside the program, names strings, and covers every subprogram's
 // first instruction (needs env.subprogs).
+int check_btf_func(bpf_verifier_env &env);
+void mark_fastcall_patterns(bpf_verifier_env &env);
+void remove_fastcall_spills_fills(bpf_verifier_env &env);
+void check_fastcall_stack_contract(bpf_verifier_env &env, const bpf_func_state &f, s64 off);
 int check_btf_line(bpf_verifier_env &env);
 // Logs prefix and "<source line> @ <file>:<line>" when insn_off starts a record for another
 // source line than the last one printed.

@@ -11,9 +11,11 @@
 //    BPF_PROG_TYPE_SYSCALL and loads it with its maps at log level 1. The verdict counts only
 //    when the verifier ran (its log has a "processed" line); the first error line is the line
 //    before it.
-//  - bpfvm: load_object_file() without kfuncs, bpf_check() with bpf_syscall_prog_type() as a
-//    privileged loader (allow_ptr_leaks, allow_uninit_stack) on the host's CPU count, the first
-//    error line being the last line of bpf_verifier_result::error.
+//  - bpfvm: load_object_file() without kfuncs, CO-RE relocations resolved against the emulated
+//    kernel's types (bpf_kernel_env(), as libbpf resolves them against vmlinux BTF), bpf_check()
+//    with bpf_syscall_prog_type() as a privileged loader (allow_ptr_leaks, allow_uninit_stack)
+//    on the host's CPU count, its log fixed up as libbpf's (bpf_fixup_verifier_log()), the
+//    first error line being the last line of bpf_verifier_result::error.
 // The selftests' own expectations (BTF decl tags "comment:test_expect_failure" and
 // "comment:test_expect_success" on the program's FUNC) are printed beside them: they describe a
 // load as the section's own type, so they are a cross-check only.
@@ -35,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "bpfvm/kernel_env.h"
 #include "bpfvm/loader.h"
 #include "bpfvm/prog_type.h"
 #include "bpfvm/verifier.h"
@@ -208,7 +211,9 @@ void one_file(const char *path) {
     std::printf("{\"file\":%s,\"open_error\":true}\n", json_str(path).c_str());
     return;
   }
-  absl::StatusOr<BpfObject> obj = load_object_file(path, LoadOptions{});
+  LoadOptions lo;
+  lo.core_types = &bpf_kernel_env().types();
+  absl::StatusOr<BpfObject> obj = load_object_file(path, lo);
   BpfVerifierInputs in;
   if (obj.ok()) in = bpf_verifier_inputs(*obj);
   for (size_t i = 0; i < names.size(); i++) {
@@ -229,7 +234,8 @@ void one_file(const char *path) {
         o.allow_ptr_leaks = true;
         o.allow_uninit_stack = true;
         o.nr_cpu_ids = host_nr_cpu_ids();
-        const bpf_verifier_result r = bpf_check(prog.insns, o);
+        bpf_verifier_result r = bpf_check(prog.insns, o);
+        bpf_fixup_verifier_log(prog, r);
         u.verified = true;
         u.ok = r.ok();
         u.processed = r.insn_processed;

@@ -4,7 +4,8 @@
 // unlike any target: offsets are rewritten to the target layout given at load time (two
 // different ones here), load sizes follow a target field's size, a field the target lacks
 // makes bpf_core_field_exists() 0 and poisons the guarded load, a missing target struct
-// poisons every access, and without a target the instructions stay as compiled.
+// poisons every access, and without a target the instructions stay as compiled. Bitfield
+// relocations on test/progs/verifier_core_bitfield.bpf.c.
 #include <catch2/catch.hpp>
 
 #include <linux/bpf.h>
@@ -59,10 +60,10 @@ std::vector<s16> ldx_offsets(const BpfProgram &p, u8 src) {
   return v;
 }
 
-absl::StatusOr<BpfObject> load(const ProgTypeRegistry *t) {
+absl::StatusOr<BpfObject> load(const ProgTypeRegistry *t, const char *object = "memcg_core") {
   LoadOptions o;
   o.core_types = t;
-  return load_object_file(testing::prog_path("memcg_core"), o);
+  return load_object_file(testing::prog_path(object), o);
 }
 
 }  // namespace
@@ -137,4 +138,68 @@ TEST_CASE("CO-RE: a load follows a target field of another size", "[bpfvm][loade
       CHECK(BPF_SIZE(in.code) == BPF_W);
     }
   CHECK(found);
+}
+
+namespace {
+
+const BpfProgram &prog_named(const BpfObject &o, const char *name) {
+  const int i = o.program_index(name);
+  REQUIRE(i >= 0);
+  return o.progs[(size_t)i];
+}
+
+}  // namespace
+
+// test/progs/verifier_core_bitfield.bpf.c: BPF_CORE_READ_BITFIELD(&b, ub2) in read_unsigned
+// compiles (clang 19) to r2 = <byte_off> (insn 10), r4 = <byte_sz> (14), r2 <<= <lshift> (29),
+// r3 = <signed> (30), r2 s>>= / >>= <rshift> (32, 34). ub2 is bits 1-2 of a __u8: libbpf's
+// local values are offset 0, size 1, left shift 61, unsigned, right shift 62; clang wrote size
+// 4, which is not checked (a bitfield's container is the loader's choice), while the right
+// shift and the signedness are.
+TEST_CASE("CO-RE: bitfield relocations follow a target's whole-byte field",
+          "[bpfvm][loader][core]") {
+  absl::StatusOr<BpfObject> raw = load_object_file(testing::prog_path("verifier_core_bitfield"), {});
+  REQUIRE(raw.ok());
+  const BpfProgram &r = prog_named(*raw, "read_unsigned");
+  REQUIRE(r.insns.size() > 34);
+  CHECK(r.insns[10].imm == 0);
+  CHECK(r.insns[14].imm == 4);
+  CHECK(r.insns[29].imm == 61);
+  CHECK(r.insns[30].imm == 0);
+  CHECK(r.insns[32].imm == 62);
+  CHECK(r.insns[34].imm == 62);
+
+  ProgTypeRegistry t;
+  REQUIRE(t.add_struct({"core_bits", 32, {bpf_ctx_field::scalar("ub2", 8, 2),
+                                          bpf_ctx_field::scalar("sb20", 12, 4),
+                                          bpf_ctx_field::scalar("sb4", 16, 1)}})
+              .ok());
+  absl::StatusOr<BpfObject> o = load(&t, "verifier_core_bitfield");
+  INFO(o.status().message());
+  REQUIRE(o.ok());
+  const BpfProgram &p = prog_named(*o, "read_unsigned");
+  CHECK(p.core_poison.empty());
+  CHECK(p.insns[10].imm == 8);   // byte offset
+  CHECK(p.insns[14].imm == 2);   // byte size
+  CHECK(p.insns[29].imm == 48);  // 64 - 16: the whole field to the top
+  CHECK(p.insns[30].imm == 0);   // unsigned (the local type's)
+  CHECK(p.insns[32].imm == 48);
+  CHECK(p.insns[34].imm == 48);
+}
+
+TEST_CASE("CO-RE: an unresolved bitfield relocation is poisoned and named as libbpf names it",
+          "[bpfvm][loader][core]") {
+  ProgTypeRegistry t;  // no core_bits
+  absl::StatusOr<BpfObject> o = load(&t, "verifier_core_bitfield");
+  INFO(o.status().message());
+  REQUIRE(o.ok());
+  const BpfProgram &p = prog_named(*o, "read_unsigned");
+  REQUIRE(p.core_poison.size() == 6);
+  CHECK(p.core_poison[0].insn_idx == 10);
+  CHECK(p.core_poison[0].spec == "<byte_off> [3] struct core_bits.ub2 (0:1 @ offset 0.1)");
+  CHECK(p.core_poison[5].spec == "<rshift_u64> [3] struct core_bits.ub2 (0:1 @ offset 0.1)");
+  for (const CorePoison &c : p.core_poison) CHECK(is_poison(p.insns[c.insn_idx]));
+  // The guarded read: bpf_core_field_exists() is 0, the reads behind it poisoned.
+  const BpfProgram &g = prog_named(*o, "read_guarded");
+  CHECK_FALSE(g.core_poison.empty());
 }

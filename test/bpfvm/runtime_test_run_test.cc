@@ -607,3 +607,40 @@ TEST_CASE("runtime: bpf_find_vma finds no VMA", "[bpfvm][runtime][helpers]") {
     CHECK(a.ret == -EINVAL);
   });
 }
+
+// test/progs/verifier_parity.bpf.c: bpf_get_stack finds no call chain (-EFAULT) and clears the
+// buffer; a size that is not a multiple of an entry is -EINVAL. A program the verifier accepts
+// for a privileged loader with reads of struct bpf_map fields through a map pointer is not
+// linked: the emulator's maps are not laid out as the kernel's.
+TEST_CASE("runtime: bpf_get_stack, and map field reads are not linked", "[bpfvm][runtime][helpers]") {
+  emu::Machine mach(config(emu::Mode::simulated, 1));
+  mach.exec([] {
+    BpfLinkOptions lopts;
+    lopts.allow_ptr_leaks = true;
+    auto lo = BpfLoadedObject::open(prog_path("verifier_parity.bpf.o"), nullptr, lopts);
+    INFO(lo.status().message());
+    REQUIRE(lo.ok());
+    struct {
+      s64 ret;
+      s64 bad_size;
+      u64 first;
+    } a = {1, 1, 7};
+    BpfTestRunResult r = test_run(**lo, "get_stack_call", &a);
+    CHECK(r.err == 0);
+    CHECK(a.ret == -EFAULT);
+    CHECK(a.first == 0);
+    CHECK(a.bad_size == -EINVAL);
+
+    BpfLoadedProg *p = (*lo)->find_program("map_max_entries");
+    REQUIRE(p);
+    CHECK(p->verdict().accepted);
+    CHECK(p->verdict().map_field_reads);
+    CHECK_FALSE(p->runnable());
+    CHECK_THAT(p->link_error(), Catch::Contains("reads struct bpf_map fields through a map pointer"));
+    BpfTestRunOpts o;
+    o.ctx_in.resize(8);
+    r = bpf_prog_test_run(*p, o);
+    CHECK(r.err < 0);
+    CHECK_THAT(r.error, Catch::Contains("reads struct bpf_map fields"));
+  });
+}

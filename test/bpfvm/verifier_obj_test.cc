@@ -28,10 +28,13 @@ struct KernelExpect {
 // Verifies each expected program of test/progs/OBJECT.bpf.o as a SYSCALL program loaded by a
 // root loader and checks it against the kernel's verdict: an accepted one within 1.5x of the
 // kernel's processed count either way, a rejected one with the kernel's error.
-void check_like_kernel(const char *object, std::span<const KernelExpect> expect) {
+// core_types: the CO-RE target (as libbpf's vmlinux BTF); the log is fixed up as libbpf's.
+void check_like_kernel(const char *object, std::span<const KernelExpect> expect,
+                       const ProgTypeRegistry *core_types = nullptr) {
   KfuncRegistry reg;
   LoadOptions lo;
   lo.kfuncs = &reg;
+  lo.core_types = core_types;
   absl::StatusOr<BpfObject> obj = load_object_file(testing::prog_path(object), lo);
   REQUIRE(obj.ok());
   const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
@@ -43,7 +46,8 @@ void check_like_kernel(const char *object, std::span<const KernelExpect> expect)
     bpf_verifier_opts o = bpf_verifier_opts_for(*obj, *p, in, &bpf_syscall_prog_type());
     o.allow_ptr_leaks = true;
     o.allow_uninit_stack = true;
-    const bpf_verifier_result r = bpf_check(p->insns, o);
+    bpf_verifier_result r = bpf_check(p->insns, o);
+    bpf_fixup_verifier_log(*p, r);
     CAPTURE(e.prog, r.error, r.insn_processed, e.kernel_processed);
     CHECK(r.ok() == e.ok);
     if (e.ok) {
@@ -162,4 +166,53 @@ TEST_CASE("verifier: bpf_find_vma callbacks as the kernel's", "[bpfvm][verifier]
       {"scalar_task", false, 0, "R1 type=scalar expected=ptr_, trusted_ptr_, rcu_ptr_"},
   };
   check_like_kernel("verifier_find_vma", expect);
+}
+
+// test/progs/verifier_parity.bpf.c: rules from the kernel's own verifier selftests, with the
+// kernel's verdicts, error lines and processed counts (Linux 6.18, loaded by libbpf as SYSCALL
+// programs by a root loader; kernel_diff_test.cc compares with the host kernel where bpf() is
+// allowed): struct bpf_map fields through a map pointer (the kernel's layout), LD_ABS and
+// (verifier_parity_tail_call.bpf.c) bpf_tail_call in a void subprogram (func_info, checked
+// before the maps are resolved),
+// bpf_fastcall spills and fills out of the stack depth, bpf_get_stack's return range.
+TEST_CASE("verifier: map fields, func_info, bpf_fastcall and bpf_get_stack as the kernel's",
+          "[bpfvm][verifier][obj]") {
+  const KernelExpect expect[] = {
+      {"map_max_entries", true, 3, ""},
+      {"map_elem_size_and_ops", true, 4, ""},
+      {"map_ptr_field_part", false, 0,
+       "cannot access ptr member ops with moff 40 in struct bpf_map with off 44 size 4"},
+      {"map_past_struct", false, 0, "access beyond struct bpf_htab at off 900 size 4"},
+      {"map_across_field", false, 0,
+       "access beyond the end of member map_type (mend:68) in struct bpf_map with off 64 size 8"},
+      {"ld_abs_in_void_subprog", false, 0, "LD_ABS is only allowed in functions that return 'int'."},
+      {"ld_abs_in_int_subprog", false, 0,
+       "BPF_LD_[ABS|IND] instructions not allowed for this program type"},
+      {"fastcall_stack_fits", true, 9, ""},
+      {"fastcall_stack_kept", false, 0, "combined stack size of 2 calls is 528. Too large"},
+      {"get_stack_in_range", true, 41, ""},
+      {"get_stack_call", true, 22, ""},
+  };
+  check_like_kernel("verifier_parity", expect);
+  const KernelExpect tail_call[] = {
+      {"tail_call_in_void_subprog", false, 0,
+       "tail_call is only allowed in functions that return 'int'."},
+  };
+  check_like_kernel("verifier_parity_tail_call", tail_call);
+}
+
+// test/progs/verifier_core_bitfield.bpf.c: CO-RE bitfield relocations against a kernel without
+// the struct (Linux 6.18 and libbpf, as above): each relocated instruction is poisoned, the
+// first one reached is refused and named as libbpf's log names it; a guarded read is dead code.
+TEST_CASE("verifier: unresolved CO-RE bitfield relocations as libbpf and the kernel report them",
+          "[bpfvm][verifier][obj][core]") {
+  const KernelExpect expect[] = {
+      {"read_unsigned", false, 0,
+       "failed to resolve CO-RE relocation <byte_off> [3] struct core_bits.ub2 (0:1 @ offset 0.1)"},
+      {"read_signed", false, 0,
+       "failed to resolve CO-RE relocation <byte_off> [3] struct core_bits.sb20 (0:4 @ offset 4)"},
+      {"read_guarded", true, 15, ""},
+  };
+  ProgTypeRegistry no_structs;
+  check_like_kernel("verifier_core_bitfield", expect, &no_structs);
 }

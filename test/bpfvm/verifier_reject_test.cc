@@ -144,7 +144,8 @@ REJECT("NULL branch of a map lookup is a scalar zero", raw, "R0 invalid mem acce
        BPF_LDX_MEM(BPF_DW, BPF_REG_1, BPF_REG_0, 0), RET0)
 REJECT("dereference of a scalar", raw, "R1 invalid mem access 'scalar'",
        BPF_MOV64_IMM(BPF_REG_1, 0), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_1, 0), BPF_EXIT_INSN())
-REJECT("dereference of a map pointer", raw, "R1 invalid mem access 'map_ptr'",
+REJECT("dereference of a map pointer without CAP_PERFMON", raw,
+       "'struct bpf_array' access is allowed only to CAP_PERFMON and CAP_SYS_ADMIN",
        BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_1, 0),
        BPF_EXIT_INSN())
 REJECT("PTR_TO_MEM read past its size", raw, "invalid access to memory, mem_size=64 off=64 size=1",
@@ -409,11 +410,26 @@ TEST_CASE("verifier rejects: a write or a negative offset through a map pointer"
                      BPF_EXIT_INSN()},
                 o);
   CHECK(r.error == "R1 is bpf_htab invalid negative access: off=-8");
-  // Emulation: reading the map's struct is refused (the kernel reads struct bpf_array).
-  r = bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_1, 0),
+  // Reads walk the kernel's struct bpf_array, struct bpf_map first (Linux 6.18 layout): a
+  // scalar field in part or whole, a pointer field only whole.
+  r = bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_1, 76),
                      BPF_EXIT_INSN()},
                 o);
-  CHECK(r.error == "R1 invalid mem access 'map_ptr'");
+  CHECK(r.ok());
+  CHECK(r.map_field_reads);
+  r = bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kArray), BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_1, 44),
+                     BPF_EXIT_INSN()},
+                o);
+  CHECK(r.error == "cannot access ptr member ops with moff 40 in struct bpf_map with off 44 size 4");
+  r = bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kHash), BPF_LDX_MEM(BPF_DW, BPF_REG_0, BPF_REG_1, 64),
+                     BPF_EXIT_INSN()},
+                o);
+  CHECK(r.error ==
+        "access beyond the end of member map_type (mend:68) in struct bpf_map with off 64 size 8");
+  r = bpf_check(Prog{BPF_LD_MAP_FD(BPF_REG_1, kHash), BPF_LDX_MEM(BPF_W, BPF_REG_0, BPF_REG_1, 900),
+                     BPF_EXIT_INSN()},
+                o);
+  CHECK(r.error == "access beyond struct bpf_htab at off 900 size 4");
 }
 REJECT("loop whose exit condition never changes", raw, "infinite loop detected",
        BPF_MOV64_IMM(BPF_REG_0, 0), BPF_LDX_MEM(BPF_B, BPF_REG_2, BPF_REG_1, 0),
