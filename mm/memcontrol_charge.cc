@@ -5,7 +5,7 @@
 // Mirrors: mm/memcontrol.c (Linux 6.19): try_charge_memcg, charge_memcg, __mem_cgroup_charge,
 //   uncharge_folio, uncharge_batch, __mem_cgroup_uncharge, __mem_cgroup_uncharge_folios,
 //   mem_cgroup_replace_folio, mem_cgroup_migrate
-// Emulation: psi_memstall_enter/leave around reclaim are not modelled (no PSI yet).
+// Emulation: psi_memstall_enter/leave around reclaim are not modelled (the shim has no PSI).
 // memcg1_commit_charge and memcg1_uncharge_batch count PGPGIN/PGPGOUT and the page events that
 //   check v1 usage thresholds (mm/memcontrol_v1_events.h).
 #include <algorithm>
