@@ -22,8 +22,8 @@
 //  - the shim has no task-exit hook: a task's storage is freed when the machine shuts down (or
 //    by bpf_task_storage_free()), not when the task exits.
 //  - a cgroup's storage hangs off a table keyed by its id, not off struct cgroup (bpfvm/ does
-//    not see kernel/'s cgroup), and nothing calls bpf_cgrp_storage_free() when a cgroup is
-//    freed: its values go with their map.
+//    not see kernel/'s cgroup); the memory controller calls bpf_cgrp_storage_free() when it
+//    frees the cgroup's css (mm/memcontrol.cc).
 #pragma once
 
 #include "bpfvm/map.h"
