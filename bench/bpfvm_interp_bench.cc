@@ -32,7 +32,8 @@ struct Ctx {
   u32 c = 7, d = 11;
 };
 
-// r1 = ctx at entry.
+// r1 = ctx at entry. Each program is written out whole on purpose (the loop frame repeated, its
+// own body): one reads as one S5 row, and tools/plugin_speed.py encodes the same instructions.
 const char *const kAlu = R"(
   mov %r0, 0
   lddw %r1, ITERS

@@ -76,34 +76,34 @@ class BpfKernelEnv {
   BpfKernelEnv &operator=(const BpfKernelEnv &) = delete;
 
   // Kernel-object structs, kfuncs and plain program types. Errors as the registries'.
-  absl::Status add_struct(bpf_btf_struct s) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status add_kfunc(KfuncDesc k) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status add_prog_type(bpf_prog_type_desc d) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status add_struct(bpf_btf_struct s) EXCLUDES(mu_);
+  absl::Status add_kfunc(KfuncDesc k) EXCLUDES(mu_);
+  absl::Status add_prog_type(bpf_prog_type_desc d) EXCLUDES(mu_);
 
   // Registers "struct_ops/<type>.<member>" program types. Errors: a duplicate type, a member
   // with more than 5 arguments, a pointer argument naming no registered struct.
-  absl::Status register_struct_ops(const bpf_struct_ops_type &t) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status register_struct_ops(const bpf_struct_ops_type &t) EXCLUDES(mu_);
   // Registers "iter/<name>" (and its sleepable form, same descriptor), and the context struct
   // bpf_iter__<name> (for CO-RE relocations of programs reading it).
-  absl::Status register_iter_target(const bpf_attach_func &f) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status register_iter_target(const bpf_attach_func &f) EXCLUDES(mu_);
   // Registers "fentry/<name>" and "fexit/<name>".
-  absl::Status register_tracing_target(const bpf_attach_func &f) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status register_tracing_target(const bpf_attach_func &f) EXCLUDES(mu_);
 
   // The descriptor a program is verified against, or nullptr with *why set (-EINVAL-like
   // reasons: "struct_ops type bpf_x_ops is not registered", "no member y in ...").
   const bpf_prog_type_desc *prog_type_for(const BpfProgram &p, std::string *why) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+      EXCLUDES(mu_);
 
   // The registries themselves, for the verifier and the loader. Emulation: read without the
   // lock; registration is done before any object is loaded (boot), never concurrently.
   const ProgTypeRegistry &types() const { return types_; }
   const KfuncRegistry &kfuncs() const { return kfuncs_; }
-  bool has_struct_ops(const std::string &name) const ABSL_LOCKS_EXCLUDED(mu_);
+  bool has_struct_ops(const std::string &name) const EXCLUDES(mu_);
   // The registered tracing targets (name, number of arguments), in registration order.
-  std::vector<std::pair<std::string, u32>> tracing_targets() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<std::pair<std::string, u32>> tracing_targets() const EXCLUDES(mu_);
   // A registered struct_ops type, or nullptr (stable address: types are never removed).
   const bpf_struct_ops_type *find_struct_ops(const std::string &name) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+      EXCLUDES(mu_);
 
  private:
   absl::Status add_func_type(const std::string &type_name, bpf_prog_type type,
@@ -112,13 +112,13 @@ class BpfKernelEnv {
                              u32 ptr_flags, std::vector<u32> helpers, bpf_sleepable sl,
                              std::string not_sleepable_msg, bool ret_range, s64 ret_min,
                              s64 ret_max)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      REQUIRES(mu_);
 
   mutable absl::Mutex mu_;
   ProgTypeRegistry types_;
   KfuncRegistry kfuncs_;
-  std::deque<bpf_struct_ops_type> struct_ops_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::pair<std::string, u32>> tracing_ ABSL_GUARDED_BY(mu_);
+  std::deque<bpf_struct_ops_type> struct_ops_ GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, u32>> tracing_ GUARDED_BY(mu_);
 };
 
 // Load options against the environment: its kfuncs, and its structs as the CO-RE target

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // bpfvm/map_local_storage.h: BPF local storage: BPF_MAP_TYPE_TASK_STORAGE (one value per map and
 // emulated task, reached through task_struct::bpf_storage) and BPF_MAP_TYPE_CGRP_STORAGE (one
-// value per map and cgroup, keyed by an opaque cgroup object id until kernel/ gives cgroups a
-// storage slot).
+// value per map and cgroup, keyed by the cgroup pointer the program passes, as an opaque id).
 //
 // A value exists once a program asks for it with BPF_LOCAL_STORAGE_GET_F_CREATE (zeroed, or
 // copied from the helper's value argument) or user space creates it; it goes away on delete, when
@@ -22,6 +21,9 @@
 //    -EOPNOTSUPP on these maps.
 //  - the shim has no task-exit hook: a task's storage is freed when the machine shuts down (or
 //    by bpf_task_storage_free()), not when the task exits.
+//  - a cgroup's storage hangs off a table keyed by its id, not off struct cgroup (bpfvm/ does
+//    not see kernel/'s cgroup); the memory controller calls bpf_cgrp_storage_free() when it
+//    frees the cgroup's css (mm/memcontrol.cc).
 #pragma once
 
 #include "bpfvm/map.h"

@@ -136,6 +136,14 @@ extern const std::array<bpf_opcode_slot, 256> bpf_opcode_index;
 
 inline const bpf_form_desc &bpf_form_of(const bpf_opcode_desc &d) { return bpf_form_table[d.form]; }
 
+// The operator symbol of an opcode byte's first row ("?" for an invalid byte): what the kernel's
+// verifier messages print for an ALU operation (bpf_alu_string[], indexed by BPF_OP alone, so
+// sdiv prints as "/=").
+inline const char *bpf_opcode_sym(u8 code) {
+  const bpf_opcode_slot s = bpf_opcode_index[code];
+  return s.count ? bpf_opcode_table[s.first].sym : "?";
+}
+
 // Access width in bytes of a load/store/atomic row (0 for others).
 int bpf_opcode_mem_bytes(const bpf_opcode_desc &d);
 

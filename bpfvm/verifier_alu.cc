@@ -18,9 +18,6 @@ namespace umemcg {
 
 namespace {
 
-const char *const kAluOpStr[16] = {"+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=",
-                                   "neg", "%=", "^=", "=", "s>>=", "endian", "?", "?"};
-
 template <typename U, typename S>
 struct rng {
   S smin, smax;
@@ -332,10 +329,11 @@ int adjust_ptr_min_max_vals(bpf_verifier_env &env, const bpf_insn &insn, u8 op,
   }
   if (op != BPF_ADD && op != BPF_SUB) {
     if (op == BPF_AND || op == BPF_OR || op == BPF_XOR)
-      env.verbose_err("R%u bitwise operator %s on pointer prohibited", dreg, kAluOpStr[op >> 4]);
+      env.verbose_err("R%u bitwise operator %s on pointer prohibited", dreg,
+                      bpf_opcode_sym(insn.code));
     else
       env.verbose_err("R%u pointer arithmetic with %s operator prohibited", dreg,
-                      kAluOpStr[op >> 4]);
+                      bpf_opcode_sym(insn.code));
     return -EACCES;
   }
   if (int err = check_reg_sane_offset(env, off_reg, ptr.type)) return err;
@@ -383,7 +381,7 @@ int check_ptr_alu(bpf_verifier_env &env, const bpf_insn &insn, u8 op, bool alu32
       __mark_reg_unknown(dst);
       return 0;
     }
-    env.verbose_err("R%u pointer %s pointer prohibited", dreg, kAluOpStr[op >> 4]);
+    env.verbose_err("R%u pointer %s pointer prohibited", dreg, bpf_opcode_sym(insn.code));
     return -EACCES;
   }
   if (is_pointer(src)) {

@@ -82,6 +82,7 @@ void update_reg_bounds(bpf_reg_state &reg) {
 }
 
 // 32-bit bounds from the 64-bit ones and from each other.
+// Shaped as reg64_deduce_bounds() on purpose: the kernel writes out its 32- and 64-bit halves too.
 void reg32_deduce_bounds(bpf_reg_state &reg) {
   // A 64-bit range spanning at most 2^32 values maps its low halves onto one contiguous
   // (modulo 2^32) interval; when that interval does not wrap, it bounds the subregister.
@@ -126,6 +127,7 @@ void reg32_deduce_bounds(bpf_reg_state &reg) {
   }
 }
 
+// Shaped as reg32_deduce_bounds() on purpose: the kernel writes out its 32- and 64-bit halves too.
 void reg64_deduce_bounds(bpf_reg_state &reg) {
   if ((s64)reg.umin_value <= (s64)reg.umax_value) {
     reg.smin_value = std::max(reg.smin_value, (s64)reg.umin_value);

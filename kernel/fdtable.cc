@@ -15,7 +15,7 @@ namespace {
 // file_lock of the one files_struct; the map is ordered, so the lowest free number is found by
 // walking the used ones from 3.
 DEFINE_SPINLOCK(file_lock);
-std::map<int, fd_entry> g_fds;  // under file_lock
+std::map<int, fd_entry> g_fds GUARDED_BY(file_lock);
 }  // namespace
 
 int fd_install(const fd_entry &e) {

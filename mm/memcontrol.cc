@@ -18,6 +18,7 @@
 #include <atomic>
 #include <new>
 
+#include "bpfvm/map_local_storage.h"
 #include "kernel/cgroup_rstat.h"
 #include "kernel/kernfs/kernfs.h"
 #include "mm/bpf_tcp_ops.h"
@@ -189,6 +190,11 @@ void mem_cgroup_css_free(cgroup_subsys_state *css) {
   }
   memcg1_free_events(memcg);
   memcg_internal::memcg_vmstats_free(memcg);
+  // The cgroup goes with its one css (kernel/cgroup.h), and its BPF cgroup storage with it.
+  // Emulation: the kernel frees that storage from the cgroup's own css_free_rwork_fn(); here
+  // memcg frees it, as bpfvm/ keys it by the cgroup's address (which a later cgroup may reuse)
+  // and kernel/ may not call into bpfvm/.
+  bpf_cgrp_storage_free(reinterpret_cast<u64>(css->cgroup));
   if (memcg == root_mem_cgroup) root_mem_cgroup = nullptr;
   delete memcg;
 }

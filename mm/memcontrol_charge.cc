@@ -5,7 +5,7 @@
 // Mirrors: mm/memcontrol.c (Linux 6.19): try_charge_memcg, charge_memcg, __mem_cgroup_charge,
 //   uncharge_folio, uncharge_batch, __mem_cgroup_uncharge, __mem_cgroup_uncharge_folios,
 //   mem_cgroup_replace_folio, mem_cgroup_migrate
-// Emulation: psi_memstall_enter/leave around reclaim are not modelled (no PSI yet).
+// Emulation: psi_memstall_enter/leave around reclaim are not modelled (the shim has no PSI).
 // memcg1_commit_charge and memcg1_uncharge_batch count PGPGIN/PGPGOUT and the page events that
 //   check v1 usage thresholds (mm/memcontrol_v1_events.h).
 #include <algorithm>
@@ -64,15 +64,12 @@ failed_attempt:
     goto retry;
   }
 
-  switch (memcg_charge_failed(&l, mem_over_limit, gfp_mask, nr_pages)) {
-    case memcg_charge_next::retry:
-      goto retry;
-    case memcg_charge_next::nomem:
-      return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, false);
-    case memcg_charge_next::force:
-      break;
+  {
+    const memcg_charge_next next = memcg_charge_failed(&l, mem_over_limit, gfp_mask, nr_pages);
+    if (next == memcg_charge_next::retry) goto retry;
+    return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages,
+                              next == memcg_charge_next::force);
   }
-  return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, true);
 
 done_restock:
   if (batch > nr_pages) refill_stock(memcg, batch - nr_pages);

@@ -155,6 +155,7 @@ ssize_t memory_peak_write(kernfs_open_file *of, char *, size_t nbytes, off_t) {
 }
 
 // --- memory.min, memory.low ----------------------------------------------------------------------
+// Shaped alike on purpose, as swap.high's and swap.max's below: each mirrors its kernel handler.
 
 int memory_min_show(seq_file *m, void *) {
   return seq_puts_memcg_tunable(m, READ_ONCE(mem_cgroup_from_seq(m)->memory.min));
@@ -358,6 +359,7 @@ int swap_high_show(seq_file *m, void *) {
   return seq_puts_memcg_tunable(m, READ_ONCE(mem_cgroup_from_seq(m)->swap.high));
 }
 
+// Shaped alike on purpose, as memory.min's and memory.low's above: each mirrors its kernel handler.
 // A plain set: swap.high is enforced only by the over-high throttling of the charging tasks.
 ssize_t swap_high_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t) {
   mem_cgroup *memcg = mem_cgroup_from_css(of_css(of));

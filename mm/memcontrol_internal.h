@@ -7,8 +7,9 @@
 //   mem_cgroup_oom, mem_cgroup_out_of_memory
 // Emulation: these have external linkage (static in the kernel) so that tests can drive them
 //   directly; nothing outside mm/memcontrol*.cc and tests may call them.
-// Emulation: get_random_u32_below() for the stock's eviction is a per-CPU xorshift generator
-//   seeded from the machine seed at boot, so simulated runs replay exactly.
+// Emulation: get_random_u32_below() for the stock's eviction is prandom_u32_below_state()
+//   (shim/prandom.h) on a per-CPU state seeded from the machine seed at boot, so simulated runs
+//   replay exactly.
 #pragma once
 
 #include "mm/memcontrol.h"
@@ -59,12 +60,13 @@ extern workqueue_struct *memcg_wq;
  *
  * Returns true if the pages came from the stock (they are already charged).
  */
+// page_counter_consume_stock() (mm/page_counter_stock.h) copies it on purpose: one per design.
 inline bool consume_stock(mem_cgroup *memcg, unsigned int nr_pages) {
   if (nr_pages > MEMCG_CHARGE_BATCH) return false;
 
   memcg_stock_pcp *stock = this_cpu_ptr(&memcg_stock);
   // gcc 12 otherwise computes &memcg_stock[cpu] three times (before the lock, for the slot and
-  // for the unlock): 9 of the hit's 37 instructions (target S1, tools/insn_check.py).
+  // for the unlock): 9 more instructions on the hit (target S1, tools/insn_check.py).
   OPTIMIZER_HIDE_VAR(stock);
   if (!local_trylock(&stock->lock)) return false;
 
@@ -93,7 +95,6 @@ void drain_stock_fully(memcg_stock_pcp *stock) REQUIRES(stock->lock);
 void drain_local_memcg_stock(work_struct *work);
 void memcg_stock_boot(u64 seed);
 void memcg_stock_shutdown();
-u32 memcg_stock_random_below(u64 *state, u32 n);
 
 // obj stock (mm/memcontrol_kmem.cc)
 void obj_stock_boot();

@@ -123,15 +123,12 @@ retry:
 
 failed:
   // Both the batch and the exact size were tried by the page counter.
-  switch (memcg_charge_failed(&l, mem_over_limit, gfp_mask, nr_pages)) {
-    case memcg_charge_next::retry:
-      goto retry;
-    case memcg_charge_next::nomem:
-      return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, false);
-    case memcg_charge_next::force:
-      break;
+  {
+    const memcg_charge_next next = memcg_charge_failed(&l, mem_over_limit, gfp_mask, nr_pages);
+    if (next == memcg_charge_next::retry) goto retry;
+    return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages,
+                              next == memcg_charge_next::force);
   }
-  return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages, true);
 }
 
 }  // namespace umemcg

@@ -42,6 +42,7 @@ struct memory_stat {
   unsigned int idx;
 };
 
+// tools/scenario/stat_fetch.cc's kItems[] copies its head on purpose: a user program's own list.
 constexpr memory_stat memory_stats[] = {
     {"anon", NR_ANON_MAPPED},
     {"file", NR_FILE_PAGES},

@@ -10,6 +10,7 @@
 #include "mm/memcontrol_internal.h"
 
 #include "shim/hooks.h"
+#include "shim/prandom.h"
 #include "shim/preempt.h"
 #include "shim/rcupdate.h"
 
@@ -24,18 +25,6 @@ namespace {
 // fentry point for tests and tracing: (the work item drained for, cpu running the drain).
 emu::HookPoint hp_drain_local("drain_local_memcg_stock", 2);
 }  // namespace
-
-u32 memcg_stock_random_below(u64 *state, u32 n) {
-  // xorshift64*: uniform enough for picking one of 7 slots; the multiply-shift maps the top
-  // 32 bits onto [0, n) with a bias below 2^-29.
-  u64 x = *state;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *state = x;
-  u64 r = (x * 0x2545F4914F6CDD1Dull) >> 32;
-  return static_cast<u32>((r * n) >> 32);
-}
 
 void memcg_uncharge(mem_cgroup *memcg, unsigned int nr_pages) {
   page_counter_uncharge(&memcg->memory, nr_pages);
@@ -96,7 +85,7 @@ namespace {
     REQUIRES(stock->lock) {
   int i = empty_slot;
   if (i == -1) {
-    i = static_cast<int>(memcg_stock_random_below(this_cpu_ptr(&memcg_stock_rnd), NR_MEMCG_STOCK));
+    i = static_cast<int>(prandom_u32_below_state(this_cpu_ptr(&memcg_stock_rnd), NR_MEMCG_STOCK));
     drain_stock(stock, i);
   }
   css_get(&memcg->css);

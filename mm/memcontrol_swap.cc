@@ -23,7 +23,8 @@ namespace umemcg {
 
 namespace {
 DEFINE_SPINLOCK(swap_cgroup_lock);
-std::unordered_map<unsigned long, unsigned short> g_swap_cgroup;  // under swap_cgroup_lock
+std::unordered_map<unsigned long, unsigned short> g_swap_cgroup
+    GUARDED_BY(swap_cgroup_lock);
 
 void swap_cgroup_record(unsigned short id, swp_entry_t entry, unsigned int nr) {
   spin_guard g(&swap_cgroup_lock);

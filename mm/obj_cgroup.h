@@ -10,8 +10,9 @@
 // its memcg pointer moves to the parent, so objects still alive charge the parent from then on.
 // Emulation: the objcg reference count is an atomic (the kernel's percpu_ref); the memcg's base
 //   reference is dropped at offline, like percpu_ref_kill().
-// Emulation: the obj stock keeps no slab vmstat accumulators (cached_pgdat, NR_SLAB_*_B): there
-//   are no slab statistics yet. Each object is charged the size the caller passes.
+// Emulation: the obj stock keeps no slab vmstat accumulators (cached_pgdat, NR_SLAB_*_B): slab
+//   objects update no slab statistics (mm/memcontrol_slab.cc). Each object is charged the size
+//   the caller passes.
 // Emulation: the whole pages obj_cgroup_charge() charges stand for the slab pages behind the
 //   objects: each takes a page of the machine's RAM through the page allocator (__alloc_pages
 //   with the caller's gfp, before the charge, as the kernel allocates the slab page before it

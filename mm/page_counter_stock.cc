@@ -11,22 +11,13 @@
 
 #include "shim/bug.h"
 #include "shim/errno.h"
+#include "shim/prandom.h"
 #include "shim/preempt.h"
 #include "shim/rcupdate.h"
 
 namespace umemcg {
 
 namespace {
-
-u32 random_below(u64 *state, u32 n) {
-  u64 x = *state;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *state = x;
-  u64 r = (x * 0x2545F4914F6CDD1Dull) >> 32;
-  return static_cast<u32>((r * n) >> 32);
-}
 
 void pc_drain_slot(page_counter_stock *bank, page_counter_stock_pcp *stock, int i)
     NO_THREAD_SAFETY_ANALYSIS {
@@ -134,7 +125,7 @@ void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages) {
   }
   i = empty_slot;
   if (i == -1) {
-    i = static_cast<int>(random_below(&stock->rnd, NR_PC_STOCK));
+    i = static_cast<int>(prandom_u32_below_state(&stock->rnd, NR_PC_STOCK));
     pc_drain_slot(bank, stock, i);
   }
   bank->get(counter);

@@ -42,7 +42,7 @@ struct page_counter_stock_pcp {
 
   work_struct work;
   unsigned long flags;  // PC_FLUSHING_CACHED_CHARGE
-  u64 rnd;              // eviction randomness (see memcontrol_internal.h), under lock
+  u64 rnd;              // eviction randomness (shim/prandom.h), under lock
   struct page_counter_stock *bank;
 };
 static_assert(offsetof(page_counter_stock_pcp, cached) + sizeof(void *) * NR_PC_STOCK <=
@@ -73,6 +73,7 @@ void page_counter_stock_destroy(page_counter_stock *bank);
  * Returns true on a hit. A miss (no slot, too few pages, or the lock held below us) returns
  * false. No path calls a function, so an inlining caller needs no stack frame for its hit.
  */
+// Copies consume_stock() (mm/memcontrol_internal.h) on purpose: seed 003's design beside 6.19's.
 inline bool page_counter_consume_stock(page_counter_stock *bank, page_counter *counter,
                                        unsigned int nr_pages) {
   if (nr_pages > PC_STOCK_BATCH) return false;

@@ -567,6 +567,7 @@ void init_rwsem(rw_semaphore *sem) {
   WARN_ON_ONCE(!list_empty(sem));
 }
 
+// Shaped as the write entry points below on purpose: each is a kernel function, own hook point.
 void down_read(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
   UMEMCG_FENTRY(hp_down_read, addr(sem));
   rwsem_might_sleep("down_read");
@@ -611,6 +612,7 @@ void up_read(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
   UMEMCG_FEXIT(hp_up_read, 0, addr(sem));
 }
 
+// Shaped as the read entry points above on purpose: each is a kernel function, own hook point.
 void down_write(rw_semaphore *sem) NO_THREAD_SAFETY_ANALYSIS {
   UMEMCG_FENTRY(hp_down_write, addr(sem));
   rwsem_might_sleep("down_write");

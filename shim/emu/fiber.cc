@@ -187,15 +187,20 @@ void Fiber::start(Fiber *self) {
   std::abort();
 }
 
-void Fiber::switch_to(Fiber *from, Fiber *to) {
+// Always inline: ASan's switch announcement runs in the switching function's own frame.
+[[gnu::always_inline]] inline void Fiber::announce_switch([[maybe_unused]] void **fake_stack,
+                                                          [[maybe_unused]] Fiber *to) {
 #ifdef UMEMCG_ASAN
-  __sanitizer_start_switch_fiber(&from->asan_fake_stack_,
-                                 stack_bottom(to, to->is_thread_, to->stack_),
+  __sanitizer_start_switch_fiber(fake_stack, stack_bottom(to, to->is_thread_, to->stack_),
                                  to->is_thread_ ? t_thread_stack_size : to->stack_size_);
 #endif
 #ifdef UMEMCG_TSAN
   __tsan_switch_to_fiber(to->tsan_fiber_, 0);
 #endif
+}
+
+void Fiber::switch_to(Fiber *from, Fiber *to) {
+  announce_switch(&from->asan_fake_stack_, to);
 #if defined(__x86_64__)
   umemcg_fiber_switch(&from->sp_, to->sp_);
 #else
@@ -205,18 +210,12 @@ void Fiber::switch_to(Fiber *from, Fiber *to) {
 }
 
 void Fiber::exit_to(Fiber *from, Fiber *to) {
-#ifdef UMEMCG_ASAN
-  __sanitizer_start_switch_fiber(nullptr, stack_bottom(to, to->is_thread_, to->stack_),
-                                 to->is_thread_ ? t_thread_stack_size : to->stack_size_);
-#endif
-#ifdef UMEMCG_TSAN
-  __tsan_switch_to_fiber(to->tsan_fiber_, 0);
-#endif
+  announce_switch(nullptr, to);
 #if defined(__x86_64__)
   // The dying fiber's own slot takes its last stack pointer (never resumed). Not a local:
   // with ASan's use-after-return detection (clang 15's default) an address-taken local lives
-  // on the fake stack, which the __sanitizer_start_switch_fiber(nullptr, ...) above has just
-  // destroyed.
+  // on the fake stack, which announce_switch(nullptr, ...) above (ASan's
+  // __sanitizer_start_switch_fiber) has just destroyed.
   umemcg_fiber_switch(&from->sp_, to->sp_);
 #else
   (void)from;

@@ -36,6 +36,9 @@ class Fiber {
 
  private:
   static void trampoline(unsigned int lo, unsigned int hi);
+  // Tells ASan and TSan that the thread moves onto `to`'s stack; *fake_stack keeps the leaving
+  // fiber's ASan fake stack (nullptr: the leaving fiber is dead).
+  static void announce_switch(void **fake_stack, Fiber *to);
   void after_switch();
 
  public:

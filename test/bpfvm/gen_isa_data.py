@@ -95,6 +95,22 @@ A_VALS = [0x123456789abcdef0, (-13) & M64, 0x8000000000000000, 0xdeadbeef8000000
           0xffffffff80000000]
 B_VALS = [3, (-3) & M64, 0, 1, M64, 0x7fffffff, 0x100000005, 63, 64, 33, 0x80000000]
 
+def operand_pairs(src, width, a_vals, b_vals):
+    """Every (a, b) of a_vals x b_vals as an instruction's operands: yields a, b, the source
+    operand's text, b as the instruction sees it, and the set-up lines (r1 = a; for the X form
+    r2 = b). The K form takes b as a sign-extended immediate: a b that does not fit is skipped."""
+    for a in a_vals:
+        for b in b_vals:
+            if src == "k":
+                if not fits_s32(b):
+                    continue
+                imm = sx(b, 64)
+                yield (a, b, str(imm), imm & M64 if width == 64 else imm & M32,
+                       ["lddw %%r1, 0x%x" % a])
+            else:
+                yield a, b, "%r2", b, ["lddw %%r1, 0x%x" % a, "lddw %%r2, 0x%x" % b]
+
+
 ALU_OPS = ["add", "sub", "mul", "div", "sdiv", "mod", "smod", "or", "and", "xor", "lsh", "rsh",
            "arsh", "mov"]
 
@@ -105,25 +121,13 @@ def gen_alu():
             for src in ("k", "x"):
                 suffix = "32" if width == 32 else ""
                 vecs = []
-                for a in A_VALS:
-                    for b in B_VALS:
-                        if src == "k" and not fits_s32(b):
-                            continue
-                        if src == "k":
-                            imm = sx(b, 64)
-                            operand = str(imm)
-                            bval = imm & M64 if width == 64 else imm & M32
-                            setup = ["lddw %%r1, 0x%x" % a]
-                        else:
-                            operand = "%r2"
-                            bval = b
-                            setup = ["lddw %%r1, 0x%x" % a, "lddw %%r2, 0x%x" % b]
-                        exp = alu(op, width, a, bval)
-                        setup.append("%s%s %%r1, %s" % (op, suffix, operand))
-                        check = ["lddw %%r3, 0x%x" % exp, "jne %r1, %r3, fail"]
-                        if src == "x":
-                            check += ["lddw %%r3, 0x%x" % b, "jne %r2, %r3, fail"]
-                        vecs.append((setup, check))
+                for a, b, operand, bval, setup in operand_pairs(src, width, A_VALS, B_VALS):
+                    exp = alu(op, width, a, bval)
+                    setup.append("%s%s %%r1, %s" % (op, suffix, operand))
+                    check = ["lddw %%r3, 0x%x" % exp, "jne %r1, %r3, fail"]
+                    if src == "x":
+                        check += ["lddw %%r3, 0x%x" % b, "jne %r2, %r3, fail"]
+                    vecs.append((setup, check))
                 write("gen-alu%s-%s-%s.data" % (width, op, src),
                       "%s%s with %s operand: %d vectors, 32-bit results zero-extended" %
                       (op, suffix, "an immediate" if src == "k" else "a register", len(vecs)),
@@ -181,26 +185,14 @@ def gen_jmp():
             for src in ("k", "x"):
                 suffix = "32" if width == 32 else ""
                 vecs = []
-                for a in JA_VALS:
-                    for b in JA_VALS:
-                        if src == "k" and not fits_s32(b):
-                            continue
-                        if src == "k":
-                            imm = sx(b, 64)
-                            operand = str(imm)
-                            bval = imm & M64 if width == 64 else imm & M32
-                            setup = ["lddw %%r1, 0x%x" % a]
-                        else:
-                            operand = "%r2"
-                            bval = b
-                            setup = ["lddw %%r1, 0x%x" % a, "lddw %%r2, 0x%x" % b]
-                        taken = cond(op, width, a, bval)
-                        j = "%s%s %%r1, %s" % (op, suffix, operand)
-                        if taken:
-                            check = [j + ", +1", "exit"]
-                        else:
-                            check = [j + ", +1", "ja +1", "exit"]
-                        vecs.append((setup, check))
+                for a, b, operand, bval, setup in operand_pairs(src, width, JA_VALS, JA_VALS):
+                    taken = cond(op, width, a, bval)
+                    j = "%s%s %%r1, %s" % (op, suffix, operand)
+                    if taken:
+                        check = [j + ", +1", "exit"]
+                    else:
+                        check = [j + ", +1", "ja +1", "exit"]
+                    vecs.append((setup, check))
                 write("gen-jmp%s-%s-%s.data" % (width, op, src),
                       "%s%s with %s operand: %d vectors, taken and not taken" %
                       (op, suffix, "an immediate" if src == "k" else "a register", len(vecs)),

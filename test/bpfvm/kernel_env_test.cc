@@ -83,8 +83,6 @@ struct Env {
   }
 };
 
-#define RET0 BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN()
-
 }  // namespace
 
 TEST_CASE("kernel env: a program's type comes from its attach point", "[bpfvm][kernel_env]") {

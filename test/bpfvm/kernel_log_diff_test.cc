@@ -149,6 +149,33 @@ std::vector<std::string> our_comparable(const std::string &log) {
   return out;
 }
 
+// Our verifier on @prog of @object loaded as the kernel loads it (a privileged SYSCALL program),
+// logging at @log_level; with @host_cpus, nr_cpu_ids is the host's.
+bpf_verifier_result our_verify(const KfuncRegistry &reg, const char *object, const char *prog,
+                               u32 log_level, bool host_cpus) {
+  LoadOptions lo;
+  lo.kfuncs = &reg;
+  absl::StatusOr<BpfObject> obj = load_object_file(testing::prog_path(object), lo);
+  REQUIRE(obj.ok());
+  const int pi = obj->program_index(prog);
+  REQUIRE(pi >= 0);
+  const BpfProgram &p = obj->progs[(size_t)pi];
+  const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
+  bpf_verifier_opts o = bpf_verifier_opts_for(*obj, p, in, &bpf_syscall_prog_type());
+  o.allow_ptr_leaks = true;
+  o.allow_uninit_stack = true;
+  o.log_level = log_level;
+  if (host_cpus) o.nr_cpu_ids = testing::host_nr_cpu_ids();
+  return bpf_check(p.insns, o);
+}
+
+// How many leading lines the kernel's log @k and ours agree on (same_line()).
+size_t same_prefix(const std::vector<std::string> &k, const std::vector<std::string> &ours) {
+  size_t same = 0;
+  while (same < k.size() && same < ours.size() && same_line(k[same], ours[same])) same++;
+  return same;
+}
+
 }  // namespace
 
 TEST_CASE("the level-2 log is the host kernel's, line for line", "[bpfvm][kernel][verifier][log]") {
@@ -184,24 +211,11 @@ TEST_CASE("the level-2 log is the host kernel's, line for line", "[bpfvm][kernel
   for (const Case &c : cases) {
     const std::string path = testing::prog_path(c.object);
     CAPTURE(c.object, c.prog);
-    LoadOptions lo;
-    lo.kfuncs = &reg;
-    absl::StatusOr<BpfObject> obj = load_object_file(path, lo);
-    REQUIRE(obj.ok());
-    const int pi = obj->program_index(c.prog);
-    REQUIRE(pi >= 0);
-    const BpfProgram &p = obj->progs[(size_t)pi];
-    const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
-    bpf_verifier_opts o = bpf_verifier_opts_for(*obj, p, in, &bpf_syscall_prog_type());
-    o.allow_ptr_leaks = true;
-    o.allow_uninit_stack = true;
-    o.log_level = BPF_LOG_LEVEL2;
-    const bpf_verifier_result r = bpf_check(p.insns, o);
+    const bpf_verifier_result r = our_verify(reg, c.object, c.prog, BPF_LOG_LEVEL2, false);
     const std::string klog = kernel_log(path, c.prog, 2);
     REQUIRE(klog.find("processed ") != std::string::npos);
     const std::vector<std::string> k = kernel_comparable(klog), ours = our_comparable(r.log);
-    size_t same = 0;
-    while (same < k.size() && same < ours.size() && same_line(k[same], ours[same])) same++;
+    const size_t same = same_prefix(k, ours);
     INFO("first difference at line " << same + 1 << "\n kernel: "
                                      << (same < k.size() ? k[same] : "<end>") << "\n ours:   "
                                      << (same < ours.size() ? ours[same] : "<end>"));
@@ -251,26 +265,12 @@ TEST_CASE("the level-1 log is the host kernel's, line for line", "[bpfvm][kernel
   for (const Case &c : cases) {
     const std::string path = testing::prog_path(c.object);
     CAPTURE(c.object, c.prog);
-    LoadOptions lo;
-    lo.kfuncs = &reg;
-    absl::StatusOr<BpfObject> obj = load_object_file(path, lo);
-    REQUIRE(obj.ok());
-    const int pi = obj->program_index(c.prog);
-    REQUIRE(pi >= 0);
-    const BpfProgram &p = obj->progs[(size_t)pi];
-    const BpfVerifierInputs in = bpf_verifier_inputs(*obj);
-    bpf_verifier_opts o = bpf_verifier_opts_for(*obj, p, in, &bpf_syscall_prog_type());
-    o.allow_ptr_leaks = true;
-    o.allow_uninit_stack = true;
-    o.log_level = BPF_LOG_LEVEL1;
-    o.nr_cpu_ids = testing::host_nr_cpu_ids();
-    const bpf_verifier_result r = bpf_check(p.insns, o);
+    const bpf_verifier_result r = our_verify(reg, c.object, c.prog, BPF_LOG_LEVEL1, true);
     CHECK(r.ok() == !c.rejected);
     const std::string klog = kernel_log(path, c.prog, 1);
     REQUIRE(klog.find("processed ") != std::string::npos);
     const std::vector<std::string> k = kernel_comparable(klog), ours = our_comparable(r.log);
-    size_t same = 0;
-    while (same < k.size() && same < ours.size() && same_line(k[same], ours[same])) same++;
+    const size_t same = same_prefix(k, ours);
     INFO("kernel log:\n" << klog << "\nours:\n" << r.log);
     INFO("first difference at line " << same + 1 << "\n kernel: "
                                      << (same < k.size() ? k[same] : "<end>") << "\n ours:   "

@@ -10,46 +10,33 @@
 #include "bpfvm/map.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
+#include "test/bpfvm/map_test_util.h"
 #include "test/support/machine_fixture.h"
 
 using namespace umemcg;
 using umemcg::test::config;
-
-namespace {
-
-std::unique_ptr<bpf_map> make(u32 type, u32 key, u32 value, u32 max, u32 flags = 0, s32 lock = -1) {
-  BpfMapAttr a{type, key, value, max, flags, "t", lock};
-  auto m = bpf_map_create(a);
-  REQUIRE(m.ok());
-  return std::move(*m);
-}
-
-int create_errno(u32 type, u32 key, u32 value, u32 max, u32 flags = 0) {
-  BpfMapAttr a{type, key, value, max, flags, "t", -1};
-  return bpf_status_errno(bpf_map_create(a).status());
-}
-
-}  // namespace
+using umemcg::test::make_map;
+using umemcg::test::map_create_errno;
 
 TEST_CASE("array: creation checks", "[bpfvm][map][array]") {
-  CHECK(create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 4) == 0);
-  CHECK(create_errno(BPF_MAP_TYPE_ARRAY, 8, 8, 4) == -EINVAL);   // key must be u32
-  CHECK(create_errno(BPF_MAP_TYPE_ARRAY, 4, 0, 4) == -EINVAL);   // no value
-  CHECK(create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 0) == -EINVAL);   // no entries
-  CHECK(create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_NO_PREALLOC) == -EINVAL);
-  CHECK(create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG) == -EINVAL);
-  CHECK(create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 0x40000000) == -ENOMEM);  // 8 GiB
-  CHECK(create_errno(9999, 4, 8, 4) == -ENOTSUPP);
+  CHECK(map_create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 4) == 0);
+  CHECK(map_create_errno(BPF_MAP_TYPE_ARRAY, 8, 8, 4) == -EINVAL);   // key must be u32
+  CHECK(map_create_errno(BPF_MAP_TYPE_ARRAY, 4, 0, 4) == -EINVAL);   // no value
+  CHECK(map_create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 0) == -EINVAL);   // no entries
+  CHECK(map_create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_NO_PREALLOC) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 4, BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_ARRAY, 4, 8, 0x40000000) == -ENOMEM);  // 8 GiB
+  CHECK(map_create_errno(9999, 4, 8, 4) == -ENOTSUPP);
   // Per-CPU maps need the machine's vCPUs.
-  CHECK(create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4) == -EINVAL);
   emu::Machine m(config(emu::Mode::simulated, 2));
-  CHECK(create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4) == 0);
-  CHECK(create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 40000, 4) == -E2BIG);
-  CHECK(create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4, BPF_F_MMAPABLE) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4) == 0);
+  CHECK(map_create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 40000, 4) == -E2BIG);
+  CHECK(map_create_errno(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4, BPF_F_MMAPABLE) == -EINVAL);
 }
 
 TEST_CASE("array: elements always exist; flags and bounds", "[bpfvm][map][array]") {
-  auto m = make(BPF_MAP_TYPE_ARRAY, 4, 12, 3);
+  auto m = make_map(BPF_MAP_TYPE_ARRAY, 4, 12, 3);
   u32 k = 1;
   u8 v[12], out[12];
   std::memset(v, 0xab, sizeof(v));
@@ -75,7 +62,7 @@ TEST_CASE("array: elements always exist; flags and bounds", "[bpfvm][map][array]
 }
 
 TEST_CASE("array: get_next_key walks indices and restarts from a missing key", "[bpfvm][map][array]") {
-  auto m = make(BPF_MAP_TYPE_ARRAY, 4, 4, 3);
+  auto m = make_map(BPF_MAP_TYPE_ARRAY, 4, 4, 3);
   u32 next = 99;
   CHECK(sys_map_get_next_key(m.get(), nullptr, &next) == 0);
   CHECK(next == 0);
@@ -90,7 +77,7 @@ TEST_CASE("array: get_next_key walks indices and restarts from a missing key", "
 }
 
 TEST_CASE("array: freeze stops user writes; direct value address", "[bpfvm][map][array]") {
-  auto m = make(BPF_MAP_TYPE_ARRAY, 4, 16, 1, BPF_F_RDONLY_PROG);
+  auto m = make_map(BPF_MAP_TYPE_ARRAY, 4, 16, 1, BPF_F_RDONLY_PROG);
   u32 k = 0;
   u8 v[16] = {1, 2, 3};
   CHECK(sys_map_update_elem(m.get(), &k, v) == 0);
@@ -108,13 +95,13 @@ TEST_CASE("array: freeze stops user writes; direct value address", "[bpfvm][map]
   m->static_regions(&r);
   REQUIRE(r.size() == 1);
   CHECK_FALSE(r[0].writable);  // BPF_F_RDONLY_PROG: programs may only read
-  auto multi = make(BPF_MAP_TYPE_ARRAY, 4, 16, 2);
+  auto multi = make_map(BPF_MAP_TYPE_ARRAY, 4, 16, 2);
   CHECK(multi->map_direct_value_addr(&addr, 0) == -ENOTSUPP);
 }
 
 TEST_CASE("array: a spin lock field survives copies; BPF_F_LOCK", "[bpfvm][map][array]") {
   // value: { struct bpf_spin_lock lock; u32 pad; u64 x; }
-  auto m = make(BPF_MAP_TYPE_ARRAY, 4, 16, 1, 0, 0);
+  auto m = make_map(BPF_MAP_TYPE_ARRAY, 4, 16, 1, 0, 0);
   u32 k = 0;
   u8 v[16];
   std::memset(v, 0x11, sizeof(v));
@@ -134,7 +121,7 @@ TEST_CASE("array: a spin lock field survives copies; BPF_F_LOCK", "[bpfvm][map][
 
 TEST_CASE("percpu_array: one copy per vCPU", "[bpfvm][map][array]") {
   emu::Machine m(config(emu::Mode::simulated, 3));
-  auto map = make(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 4, 2);
+  auto map = make_map(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 4, 2);
   CHECK(map->sys_value_size() == 3 * 8);
   for (int cpu = 0; cpu < 3; cpu++) {
     m.exec([&] {

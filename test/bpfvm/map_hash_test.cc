@@ -15,24 +15,15 @@
 #include "shim/errno.h"
 #include "shim/machine.h"
 #include "shim/rcupdate.h"
+#include "test/bpfvm/map_test_util.h"
 #include "test/support/machine_fixture.h"
 
 using namespace umemcg;
 using umemcg::test::config;
+using umemcg::test::make_map;
+using umemcg::test::map_create_errno;
 
 namespace {
-
-std::unique_ptr<bpf_map> make(u32 type, u32 key, u32 value, u32 max, u32 flags = 0, s32 lock = -1) {
-  BpfMapAttr a{type, key, value, max, flags, "h", lock};
-  auto m = bpf_map_create(a);
-  REQUIRE(m.ok());
-  return std::move(*m);
-}
-
-int create_errno(u32 type, u32 key, u32 value, u32 max, u32 flags = 0) {
-  BpfMapAttr a{type, key, value, max, flags, "h", -1};
-  return bpf_status_errno(bpf_map_create(a).status());
-}
 
 u64 get(bpf_map *m, u32 k) {
   u64 v = 0;
@@ -43,21 +34,21 @@ u64 get(bpf_map *m, u32 k) {
 }  // namespace
 
 TEST_CASE("hash: creation checks", "[bpfvm][map][hash]") {
-  CHECK(create_errno(BPF_MAP_TYPE_HASH, 4, 8, 16) == 0);
-  CHECK(create_errno(BPF_MAP_TYPE_HASH, 0, 8, 16) == -EINVAL);
-  CHECK(create_errno(BPF_MAP_TYPE_HASH, 4, 0, 16) == -EINVAL);
-  CHECK(create_errno(BPF_MAP_TYPE_HASH, 4, 8, 0) == -EINVAL);
-  CHECK(create_errno(BPF_MAP_TYPE_HASH, 513, 8, 16) == -E2BIG);
-  CHECK(create_errno(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_MMAPABLE) == -EINVAL);
-  CHECK(create_errno(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU) == -EINVAL);
-  CHECK(create_errno(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_PREALLOC) == -ENOTSUPP);
-  CHECK(create_errno(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU) == 0);
+  CHECK(map_create_errno(BPF_MAP_TYPE_HASH, 4, 8, 16) == 0);
+  CHECK(map_create_errno(BPF_MAP_TYPE_HASH, 0, 8, 16) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_HASH, 4, 0, 16) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_HASH, 4, 8, 0) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_HASH, 513, 8, 16) == -E2BIG);
+  CHECK(map_create_errno(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_MMAPABLE) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU) == -EINVAL);
+  CHECK(map_create_errno(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_PREALLOC) == -ENOTSUPP);
+  CHECK(map_create_errno(BPF_MAP_TYPE_LRU_HASH, 4, 8, 16, BPF_F_NO_COMMON_LRU) == 0);
 }
 
 TEST_CASE("hash: BPF_ANY / BPF_NOEXIST / BPF_EXIST, delete, max_entries", "[bpfvm][map][hash]") {
   emu::Machine mach(config(emu::Mode::simulated, 2));
   mach.exec([] {
-    auto m = make(BPF_MAP_TYPE_HASH, 4, 8, 3);
+    auto m = make_map(BPF_MAP_TYPE_HASH, 4, 8, 3);
     u32 k = 1;
     u64 v = 10;
     CHECK(sys_map_update_elem(m.get(), &k, &v, BPF_EXIST) == -ENOENT);
@@ -84,7 +75,7 @@ TEST_CASE("hash: BPF_ANY / BPF_NOEXIST / BPF_EXIST, delete, max_entries", "[bpfv
 TEST_CASE("hash: get_next_key visits every key once", "[bpfvm][map][hash]") {
   emu::Machine mach(config(emu::Mode::simulated, 1));
   mach.exec([] {
-    auto m = make(BPF_MAP_TYPE_HASH, 8, 8, 100);
+    auto m = make_map(BPF_MAP_TYPE_HASH, 8, 8, 100);
     for (u64 k = 0; k < 100; k++) REQUIRE(sys_map_update_elem(m.get(), &k, &k) == 0);
     std::set<u64> seen;
     u64 key = 0, next = 0;
@@ -109,7 +100,7 @@ TEST_CASE("hash: a deleted or replaced element stays readable until the grace pe
   for (emu::Mode mode : test::kBothModes) {
     emu::Machine mach(config(mode, 2));
     mach.exec([] {
-      auto m = make(BPF_MAP_TYPE_HASH, 4, 8, 4);
+      auto m = make_map(BPF_MAP_TYPE_HASH, 4, 8, 4);
       u32 k = 1;
       u64 v = 111;
       REQUIRE(sys_map_update_elem(m.get(), &k, &v) == 0);
@@ -143,7 +134,7 @@ TEST_CASE("hash: a deleted or replaced element stays readable until the grace pe
 
 TEST_CASE("percpu_hash: program side writes this vCPU's copy", "[bpfvm][map][hash]") {
   emu::Machine mach(config(emu::Mode::simulated, 2));
-  auto m = make(BPF_MAP_TYPE_PERCPU_HASH, 4, 4, 4);
+  auto m = make_map(BPF_MAP_TYPE_PERCPU_HASH, 4, 4, 4);
   u32 k = 5;
   mach.exec([&] {
     u32 v = 7;
@@ -176,7 +167,7 @@ TEST_CASE("percpu_hash: program side writes this vCPU's copy", "[bpfvm][map][has
 TEST_CASE("lru_hash: the least recently used element is evicted when full", "[bpfvm][map][lru]") {
   emu::Machine mach(config(emu::Mode::simulated, 1));
   mach.exec([] {
-    auto m = make(BPF_MAP_TYPE_LRU_HASH, 4, 8, 4);
+    auto m = make_map(BPF_MAP_TYPE_LRU_HASH, 4, 8, 4);
     for (u32 k = 0; k < 4; k++) {
       u64 v = k;
       REQUIRE(sys_map_update_elem(m.get(), &k, &v) == 0);
@@ -217,7 +208,7 @@ TEST_CASE("lru_hash: the least recently used element is evicted when full", "[bp
 
 TEST_CASE("hash: concurrent writers and readers on real threads", "[bpfvm][map][hash][native]") {
   emu::Machine mach(config(emu::Mode::native, 4));
-  auto m = make(BPF_MAP_TYPE_HASH, 4, 8, 64);
+  auto m = make_map(BPF_MAP_TYPE_HASH, 4, 8, 64);
   std::atomic<bool> bad{false};
   std::atomic<int> done{0};
   for (int t = 0; t < 4; t++) {
@@ -253,7 +244,7 @@ TEST_CASE("hash: concurrent writers and readers on real threads", "[bpfvm][map][
 
 TEST_CASE("percpu_hash: concurrent per-vCPU counters on real threads", "[bpfvm][map][hash][native]") {
   emu::Machine mach(config(emu::Mode::native, 4));
-  auto m = make(BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 4);
+  auto m = make_map(BPF_MAP_TYPE_PERCPU_HASH, 4, 8, 4);
   u32 k = 1;
   const u64 zero[4] = {};
   mach.exec([&] { REQUIRE(sys_map_update_elem(m.get(), &k, zero) == 0); });

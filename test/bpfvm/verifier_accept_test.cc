@@ -17,16 +17,6 @@ using namespace umemcg::emu::testing;
 
 namespace {
 
-// key = 1 at fp-4 (unaligned: plain stack bytes, the result may be NULL); r0 = lookup(map, &key)
-#define LOOKUP(map)                                       \
-  BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 1), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), \
-      BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, map),  \
-      BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem)
-#define RESERVE16                                                                    \
-  BPF_LD_MAP_FD(BPF_REG_1, kRingbuf), BPF_MOV64_IMM(BPF_REG_2, 16),                  \
-      BPF_MOV64_IMM(BPF_REG_3, 0), BPF_EMIT_CALL(BPF_FUNC_ringbuf_reserve)
-#define RET0 BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN()
-
 #define ACCEPT(rule, runner, ...)                                         \
   TEST_CASE("verifier accepts: " rule, "[bpfvm][verifier][accept]") {     \
     VerifierEnv env;                                                      \

@@ -47,6 +47,20 @@
       BPF_RAW(0, 0, 0, 0, off)
 #define BPF_LD_FUNC(dst, off) BPF_LD_IMM64_RAW(dst, BPF_PSEUDO_FUNC, off)
 
+// Sequences the verifier tests share (the maps are VerifierEnv's, below).
+// key = 1 at fp-4; r0 = bpf_map_lookup_elem(map, &key)  (6 instructions). An unaligned constant
+// key is plain stack bytes (STACK_MISC) to the verifier: the result may be NULL even for an
+// array (see get_constant_map_key()).
+#define LOOKUP(map)                                                             \
+  BPF_ST_MEM(BPF_W, BPF_REG_10, -4, 1), BPF_MOV64_REG(BPF_REG_2, BPF_REG_10), \
+      BPF_ALU64_IMM(BPF_ADD, BPF_REG_2, -4), BPF_LD_MAP_FD(BPF_REG_1, map),  \
+      BPF_EMIT_CALL(BPF_FUNC_map_lookup_elem)
+// r0 = bpf_ringbuf_reserve(rb, 16, 0)  (5 instructions)
+#define RESERVE16                                                   \
+  BPF_LD_MAP_FD(BPF_REG_1, kRingbuf), BPF_MOV64_IMM(BPF_REG_2, 16), \
+      BPF_MOV64_IMM(BPF_REG_3, 0), BPF_EMIT_CALL(BPF_FUNC_ringbuf_reserve)
+#define RET0 BPF_MOV64_IMM(BPF_REG_0, 0), BPF_EXIT_INSN()
+
 namespace umemcg::emu::testing {
 
 using Prog = std::vector<bpf_insn>;

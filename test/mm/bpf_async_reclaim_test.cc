@@ -20,37 +20,17 @@
 #include "shim/workqueue.h"
 #include "test/mm/bpf_test_util.h"
 #include "test/mm/mm_test_util.h"
+#include "test/progs/memcg_async_reclaim_user.h"
 #include "test/support/memcg_env.h"
 
 using namespace umemcg;
 using namespace umemcg::test;
+using namespace umemcg::progs::memcg_async_reclaim;
 
 namespace {
 
 // The sample hard-codes the kernel's value.
 static_assert(WORKINGSET_REFAULT_FILE == 11);
-
-struct start_args {
-  u64 high_cgid, low_cgid, period_ns, reclaim_size, min_delta;
-  s32 swappiness = -1;
-  s32 ret = 1;
-};
-
-struct event {
-  u32 kind;
-  s32 err;
-  u64 bytes, refault_delta, time_ns;
-};
-enum { RECLAIMED = 1, RECLAIM_FAILED = 2, TARGET_GONE = 3 };
-
-struct stats {
-  u64 high_cgid, low_cgid, period_ns, reclaim_size, min_delta;
-  s64 swappiness;
-  u64 ticks, wq_starts, wq_start_failures, timer_failures;
-  u64 reclaims, reclaimed_bytes, target_gone, events_lost;
-  s64 last_reclaim_err;
-  u64 stopped;
-};
 
 u64 cgid(mem_cgroup *m) { return m->css.cgroup->id; }
 

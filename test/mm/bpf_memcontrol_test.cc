@@ -11,6 +11,7 @@
 #undef WARN
 #include "bpfvm/kernel_env.h"
 #include "bpfvm/map.h"
+#include "bpfvm/map_local_storage.h"
 #include "bpfvm/runtime.h"
 #include "mm/bpf_memcontrol.h"
 #include "shim/rwsem.h"
@@ -50,6 +51,35 @@ memcg_boot_params params() {
 }
 
 }  // namespace
+
+TEST_CASE("bpf_memcontrol: a removed cgroup's BPF cgroup storage is freed with it",
+          "[mm][bpf]") {
+  // A later cgroup may get the same address, the storage's key: it must not find the values.
+  WarnCheck wc;
+  MemcgEnv env(v2_params());
+  auto map = bpf_map_create({BPF_MAP_TYPE_CGRP_STORAGE_, 4, 8, 0, BPF_F_NO_PREALLOC, "cs", -1});
+  REQUIRE(map.ok());
+  mem_cgroup *a = env.mkdir(nullptr, "a");
+  mem_cgroup *b = env.mkdir(nullptr, "b");
+  const u64 va = 7, vb = 9;
+  env.run([&] {
+    REQUIRE(sys_cgrp_storage_update(map->get(), reinterpret_cast<u64>(a->css.cgroup), &va) == 0);
+    REQUIRE(sys_cgrp_storage_update(map->get(), reinterpret_cast<u64>(b->css.cgroup), &vb) == 0);
+  });
+  const u64 key_a = reinterpret_cast<u64>(a->css.cgroup);
+  CHECK(bpf_local_storage_count(map->get()) == 2);
+  REQUIRE(env.rmdir(a) == 0);
+  env.run([] { emu::cgroup_flush_releases(); });
+  env.run([&] {
+    u64 v = 0;
+    CHECK(sys_cgrp_storage_lookup(map->get(), key_a, &v) == -ENOENT);
+    CHECK(sys_cgrp_storage_lookup(map->get(), reinterpret_cast<u64>(b->css.cgroup), &v) == 0);
+    CHECK(v == 9);
+  });
+  CHECK(bpf_local_storage_count(map->get()) == 1);
+  env.run([&] { map->reset(); });
+  env.finish();
+}
 
 TEST_CASE("bpf_memcontrol: kfuncs on a booted memory controller", "[mm][bpf]") {
   g_reclaim = {};

@@ -22,25 +22,14 @@
 #include "mm/mm_types.h"
 #include "shim/rwsem.h"
 #include "test/mm/bpf_test_util.h"
+#include "test/progs/kernfs_lockholder_user.h"
 #include "test/support/memcg_env.h"
 
 using namespace umemcg;
 using namespace umemcg::test;
+using namespace umemcg::progs::kernfs_lockholder;
 
 namespace {
-
-// kernfs_lockholder.bpf.c's .bss.
-struct lockholder_state {
-  u64 kernfs_rwsem, kernfs_supers_rwsem;
-  u64 tracked_ops, rwsem_ops, deferred, not_deferred, events_lost, depth_errors;
-};
-
-struct defer_event {
-  u64 cgroup_id;
-  u64 nr_pages_over_high;
-  u32 pid;
-  char comm[16];
-};
 
 std::unique_ptr<emu::BpfLoadedObject> open_sample(bool privileged) {
   bpf_memcontrol_init();

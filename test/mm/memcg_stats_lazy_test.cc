@@ -4,6 +4,7 @@
 // creates the block there (and the ancestors' on that CPU) and the flush sees it; first updates
 // on several CPUs racing flushes lose nothing, stepped (simulated, seeded) and native.
 #include "test/support/memcg_env.h"
+#include "test/support/stat_totals.h"
 
 #include <atomic>
 #include <map>
@@ -163,41 +164,6 @@ TEST_CASE("lazy stats: the first update on a CPU creates the blocks up the tree;
 
 namespace {
 
-// Exact totals after concurrent first updates: per memcg, what every task added.
-struct Totals {
-  std::map<mem_cgroup *, long> file;
-  std::map<mem_cgroup *, unsigned long> fault;
-  void add(const Totals &o) {
-    for (auto &[m, v] : o.file) file[m] += v;
-    for (auto &[m, v] : o.fault) fault[m] += v;
-  }
-};
-
-// Flushes everything and compares every memcg's local and hierarchical values with @t.
-void check_totals(MemcgEnv &env, const std::vector<mem_cgroup *> &all, const Totals &t) {
-  env.run([&] {
-    emu::mem_cgroup_flush_stats_force(nullptr);
-    for (mem_cgroup *m : all) {
-      INFO("memcg id " << m->id);
-      long f = t.file.count(m) ? t.file.at(m) : 0;
-      unsigned long pf = t.fault.count(m) ? t.fault.at(m) : 0;
-      CHECK(memcg_page_state_local(m, NR_FILE_PAGES) == static_cast<unsigned long>(f));
-      CHECK(lruvec_page_state_local(m, NR_FILE_PAGES) == static_cast<unsigned long>(f));
-      CHECK(memcg_events_local(m, PGFAULT) == pf);
-      long hf = 0;
-      unsigned long hpf = 0;
-      for (mem_cgroup *d : all)
-        if (mem_cgroup_is_descendant(d, m)) {
-          hf += t.file.count(d) ? t.file.at(d) : 0;
-          hpf += t.fault.count(d) ? t.fault.at(d) : 0;
-        }
-      CHECK(memcg_page_state(m, NR_FILE_PAGES) == static_cast<unsigned long>(hf));
-      CHECK(lruvec_page_state(m, NR_FILE_PAGES) == static_cast<unsigned long>(hf));
-      CHECK(memcg_events(m, PGFAULT) == hpf);
-    }
-  });
-}
-
 // A fresh tree under the root: 3 top-level memcgs with 3 children each, with 2 children each
 // (39 memcgs, none updated yet), the first-level ones listed first.
 std::vector<mem_cgroup *> fresh_tree(MemcgEnv &env) {
@@ -224,22 +190,18 @@ TEST_CASE("lazy stats, stepped: first updates on every CPU race flushes; exact t
     INFO("seed " << seed);
     MemcgEnv env(v2_params(), emu::Mode::simulated, 4, seed);
     std::vector<mem_cgroup *> all = fresh_tree(env);
-    Totals per_task[4];
+    StatTotals per_task[4];
     int finished = 0;  // updaters done (one OS thread: plain accesses)
     for (int task = 0; task < 4; task++) {
       env.machine().spawn("first", [&, task] {
         std::mt19937_64 r(seed * 31 + static_cast<unsigned>(task));
-        Totals &t = per_task[task];
+        StatTotals &t = per_task[task];
         // Random memcgs of a fresh tree: many updates are some CPU's first of that memcg (or
         // of an ancestor, created on the way).
         for (int i = 0; i < 120; i++) {
           emu::KernelEntry k;
           mem_cgroup *m = all[r() % all.size()];
-          int d = static_cast<int>(r() % 7) - 1;
-          mod_memcg_lruvec_state(m, NR_FILE_PAGES, d);
-          t.file[m] += d;
-          count_memcg_events(m, PGFAULT, 1);
-          t.fault[m] += 1;
+          stat_update(t, m, static_cast<int>(r() % 7) - 1, 1);
           if (r() % 4 == 0) cond_resched();
         }
         finished++;
@@ -255,14 +217,14 @@ TEST_CASE("lazy stats, stepped: first updates on every CPU race flushes; exact t
       }
     });
     REQUIRE_FALSE(env.machine().run().deadlock);
-    Totals t;
+    StatTotals t;
     for (auto &pt : per_task) t.add(pt);
     // Aggregates exactly when some CPU has a block; a block wherever the memcg was updated.
     for (mem_cgroup *m : all) {
       CHECK(emu::memcg_stats_allocated(m) == (emu::memcg_stats_pcpu_mask(m) != 0));
       if (t.fault.count(m)) CHECK(emu::memcg_stats_pcpu_mask(m) != 0);
     }
-    check_totals(env, all, t);
+    check_stat_totals(env, all, t);
     env.finish();
   }
 }
@@ -272,21 +234,18 @@ TEST_CASE("lazy stats, native: real threads make first updates on 4 vCPUs while 
   WarnCheck wc;
   MemcgEnv env(v2_params(), emu::Mode::native, 4);
   std::vector<mem_cgroup *> all = fresh_tree(env);
-  Totals per_task[4];
+  StatTotals per_task[4];
   std::atomic<int> running{4};
   for (int task = 0; task < 4; task++) {
     env.machine().spawn("first", [&, task] {
       std::mt19937_64 r(static_cast<unsigned>(task) + 7);
-      Totals &t = per_task[task];
+      StatTotals &t = per_task[task];
       for (int i = 0; i < 3000; i++) {
         emu::KernelEntry k;
         // Deepest first: the first update of a leaf on this vCPU creates its ancestors' blocks
         // while other vCPUs create theirs and flushes read them.
         mem_cgroup *m = all[all.size() - 1 - (r() % all.size())];
-        mod_memcg_lruvec_state(m, NR_FILE_PAGES, 1);
-        t.file[m] += 1;
-        count_memcg_events(m, PGFAULT, 2);
-        t.fault[m] += 2;
+        stat_update(t, m, 1, 2);
         // Some tasks also flush, on their own vCPU, between their updates.
         if (task >= 2 && i % 64 == 0) emu::mem_cgroup_flush_stats_force(nullptr);
       }
@@ -295,15 +254,9 @@ TEST_CASE("lazy stats, native: real threads make first updates on 4 vCPUs while 
   }
   env.machine().run();
   REQUIRE(running.load() == 0);
-  Totals t;
+  StatTotals t;
   for (auto &pt : per_task) t.add(pt);
-  // The kernel's tolerated race (an update that found its css still on the updated tree while
-  // a flush unlinked it stays unflushed until the next update there): mark every css updated on
-  // every CPU before the final flush, as that next update would (see memcg_vmstat_test.cc).
-  for (int cpu = 0; cpu < 4; cpu++)
-    env.run([&] {
-      for (mem_cgroup *m : all) css_rstat_updated(&m->css, smp_processor_id());
-    }, cpu);
-  check_totals(env, all, t);
+  mark_updated_everywhere(env, all, 4);
+  check_stat_totals(env, all, t);
   env.finish();
 }

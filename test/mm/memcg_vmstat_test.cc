@@ -4,6 +4,7 @@
 // ratelimited flushes, the exact text of memory.stat (v2 and v1) and memory.numa_stat, and the
 // stat kfuncs against the text. Concurrency: stepped (simulated, seeded) and native.
 #include "test/support/memcg_env.h"
+#include "test/support/stat_totals.h"
 
 #include <atomic>
 #include <cstring>
@@ -780,38 +781,15 @@ TEST_CASE("untracked items: the update and the read WARN and do nothing", "[mm][
 namespace {
 
 // Exact totals after concurrent updates of the same counters from every CPU: each task adds
-// (seeded) random amounts to a random memcg of a 3-level tree and remembers what it added.
-struct Totals {
-  std::map<mem_cgroup *, long> file, percpu_b;
-  std::map<mem_cgroup *, unsigned long> fault;
-};
-
-void check_totals(MemcgEnv &env, const std::vector<mem_cgroup *> &all, const Totals &t) {
+// (seeded) random amounts to a random memcg of a 3-level tree and remembers what it added
+// (test/support/stat_totals.h); root's memory.stat then prints the sums.
+void check_totals(MemcgEnv &env, const std::vector<mem_cgroup *> &all, const StatTotals &t) {
+  check_stat_totals(env, all, t);
+  long root_file = 0;
+  unsigned long root_fault = 0;
+  for (auto &[m, v] : t.file) root_file += v;
+  for (auto &[m, v] : t.fault) root_fault += v;
   env.run([&] {
-    emu::mem_cgroup_flush_stats_force(nullptr);
-    long root_file = 0;
-    unsigned long root_fault = 0;
-    for (mem_cgroup *m : all) {
-      long f = t.file.count(m) ? t.file.at(m) : 0;
-      long pb = t.percpu_b.count(m) ? t.percpu_b.at(m) : 0;
-      unsigned long pf = t.fault.count(m) ? t.fault.at(m) : 0;
-      CHECK(memcg_page_state_local(m, NR_FILE_PAGES) == static_cast<unsigned long>(f));
-      CHECK(lruvec_page_state_local(m, NR_FILE_PAGES) == static_cast<unsigned long>(f));
-      CHECK(memcg_page_state_local(m, MEMCG_PERCPU_B) == static_cast<unsigned long>(pb));
-      CHECK(memcg_events_local(m, PGFAULT) == pf);
-      root_file += f;
-      root_fault += pf;
-      // Hierarchical: the sum over the subtree.
-      long hf = 0;
-      unsigned long hpf = 0;
-      for (mem_cgroup *d : all)
-        if (mem_cgroup_is_descendant(d, m)) {
-          hf += t.file.count(d) ? t.file.at(d) : 0;
-          hpf += t.fault.count(d) ? t.fault.at(d) : 0;
-        }
-      CHECK(memcg_page_state(m, NR_FILE_PAGES) == static_cast<unsigned long>(hf));
-      CHECK(memcg_events(m, PGFAULT) == hpf);
-    }
     auto kv = parse(text(root_mem_cgroup));
     CHECK(kv["file"] == static_cast<unsigned long long>(root_file) * P);
     CHECK(kv["pgfault"] == root_fault);
@@ -829,21 +807,16 @@ TEST_CASE("stepped: tasks on every CPU update the same counters; exact totals af
     mem_cgroup *p = env.mkdir(nullptr, "p");
     std::vector<mem_cgroup *> all = {root_mem_cgroup, p, env.mkdir(p, "a"), env.mkdir(p, "b")};
     all.push_back(env.mkdir(all[2], "g"));
-    Totals t;
+    StatTotals t;
     for (int task = 0; task < 6; task++) {
       env.machine().spawn("vmstat", [&, task] {
         std::mt19937_64 r(seed * 101 + static_cast<unsigned>(task));
         for (int i = 0; i < 400; i++) {
           emu::KernelEntry k;
           mem_cgroup *m = all[r() % all.size()];
-          int d = static_cast<int>(r() % 9) - 2;
-          mod_memcg_lruvec_state(m, NR_FILE_PAGES, d);
-          t.file[m] += d;
-          int b = static_cast<int>(r() % 5000);
-          mod_memcg_state(m, MEMCG_PERCPU_B, b);
-          t.percpu_b[m] += b;
-          count_memcg_events(m, PGFAULT, 1);
-          t.fault[m] += 1;
+          const int d = static_cast<int>(r() % 9) - 2;
+          const int b = static_cast<int>(r() % 5000);
+          stat_update(t, m, d, 1, b);
           // A reader now and then: the gated flush interleaves with the updates.
           if (r() % 16 == 0) mem_cgroup_flush_stats(all[r() % all.size()]);
           cond_resched();
@@ -862,22 +835,16 @@ TEST_CASE("native: real threads update the same counters while readers flush; ex
   MemcgEnv env(v2_params(), emu::Mode::native, 4);
   mem_cgroup *p = env.mkdir(nullptr, "p");
   std::vector<mem_cgroup *> all = {root_mem_cgroup, p, env.mkdir(p, "a"), env.mkdir(p, "b")};
-  Totals per_task[4];
+  StatTotals per_task[4];
   std::atomic<bool> done{false};
   for (int task = 0; task < 4; task++) {
     env.machine().spawn("vmstat", [&, task] {
       std::mt19937_64 r(static_cast<unsigned>(task) + 1);
-      Totals &t = per_task[task];
+      StatTotals &t = per_task[task];
       for (int i = 0; i < 20000; i++) {
         emu::KernelEntry k;
         mem_cgroup *m = all[r() % all.size()];
-        int d = static_cast<int>(r() % 5) - 1;
-        mod_memcg_lruvec_state(m, NR_FILE_PAGES, d);
-        t.file[m] += d;
-        mod_memcg_state(m, MEMCG_PERCPU_B, 100);
-        t.percpu_b[m] += 100;
-        count_memcg_events(m, PGFAULT, 2);
-        t.fault[m] += 2;
+        stat_update(t, m, static_cast<int>(r() % 5) - 1, 2, 100);
         // Every task also reads: gated flushes on other CPUs race with the updates.
         if (i % 512 == 0) mem_cgroup_flush_stats(all[r() % all.size()]);
       }
@@ -885,20 +852,9 @@ TEST_CASE("native: real threads update the same counters while readers flush; ex
   }
   env.machine().run();
   done = true;
-  Totals t;
-  for (auto &pt : per_task) {
-    for (auto &[m, v] : pt.file) t.file[m] += v;
-    for (auto &[m, v] : pt.percpu_b) t.percpu_b[m] += v;
-    for (auto &[m, v] : pt.fault) t.fault[m] += v;
-  }
-  // The kernel tolerates one race: an update that found its css still on the updated tree while
-  // a flush was unlinking it stays unflushed until the css's next update on that CPU
-  // (kernel/cgroup_rstat.cc). Mark every css updated on every CPU before the final flush, which
-  // is what that next update would do.
-  for (int cpu = 0; cpu < 4; cpu++)
-    env.run([&] {
-      for (mem_cgroup *m : all) css_rstat_updated(&m->css, smp_processor_id());
-    }, cpu);
+  StatTotals t;
+  for (auto &pt : per_task) t.add(pt);
+  mark_updated_everywhere(env, all, 4);
   check_totals(env, all, t);
   env.finish();
 }

@@ -6,6 +6,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+// As memcg_stat_iter.bpf.c's on purpose: each object declares the layouts it relocates against.
 struct cgroup_subsys_state {
 	int id;
 } __attribute__((preserve_access_index));

@@ -86,7 +86,7 @@ struct lockholder_stats {
 	__u64 depth_errors;  /* a release with no recorded acquisition */
 };
 
-/* The only .bss variable, so loaders find it at offset 0. */
+/* The only .bss variable, so loaders find it at offset 0; kernfs_lockholder_user.h copies it. */
 struct lockholder_state {
 	struct lock_addrs locks;
 	struct lockholder_stats stats;

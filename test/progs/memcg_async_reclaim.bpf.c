@@ -94,7 +94,7 @@ struct start_args {
 	__s32 ret;		/* 0, or the failing call's errno */
 };
 
-/* Configuration (start) and statistics. */
+/* Configuration (start) and statistics; memcg_async_reclaim_user.h copies it for user space. */
 struct {
 	__u64 high_cgid, low_cgid, period_ns, reclaim_size, min_delta;
 	__s64 swappiness;

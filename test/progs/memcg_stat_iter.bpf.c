@@ -15,6 +15,7 @@
 
 struct mem_cgroup;
 
+// As cgroup_iter.bpf.c's on purpose: each object declares the layouts it relocates against.
 struct cgroup_subsys_state {
 	int id;
 } __attribute__((preserve_access_index));

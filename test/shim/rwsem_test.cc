@@ -28,6 +28,24 @@ void wait_until(P pred) {
 }
 
 long count_of(const rw_semaphore &sem) { return sem.count.load(); }
+
+// Spawns a task @name that takes @sem (for write, or read), appends @name to @order as it holds
+// it, and releases it.
+void spawn_locker(rw_semaphore *sem, bool write, const char *name,
+                  std::vector<std::string> *order) {
+  emu::Machine::get()->spawn(name, [=] {
+    emu::KernelEntry k;
+    if (write) {
+      down_write(sem);
+      order->emplace_back(name);
+      up_write(sem);
+    } else {
+      down_read(sem);
+      order->emplace_back(name);
+      up_read(sem);
+    }
+  });
+}
 std::uintptr_t me_as_reader() {
   return reinterpret_cast<std::uintptr_t>(current) | RWSEM_READER_OWNED;
 }
@@ -109,12 +127,7 @@ TEST_CASE("rwsem: downgrade_write grants every queued reader when a reader heads
     };
     mach->spawn("R1", reader("R1"));
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 1; });
-    mach->spawn("W", [&] {
-      emu::KernelEntry k;
-      down_write(&sem);
-      order.emplace_back("W");
-      up_write(&sem);
-    });
+    spawn_locker(&sem, true, "W", &order);
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 2; });
     mach->spawn("R2", reader("R2"));
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 3; });
@@ -146,20 +159,9 @@ TEST_CASE("rwsem: downgrade_write leaves a writer at the head of the queue waiti
   std::vector<std::string> order;
   m.exec([&] {
     down_write(&sem);
-    emu::Machine *mach = emu::Machine::get();
-    mach->spawn("W", [&] {
-      emu::KernelEntry k;
-      down_write(&sem);
-      order.emplace_back("W");
-      up_write(&sem);
-    });
+    spawn_locker(&sem, true, "W", &order);
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 1; });
-    mach->spawn("R", [&] {
-      emu::KernelEntry k;
-      down_read(&sem);
-      order.emplace_back("R");
-      up_read(&sem);
-    });
+    spawn_locker(&sem, false, "R", &order);
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 2; });
     downgrade_write(&sem);
     msleep(3);
@@ -181,14 +183,8 @@ TEST_CASE("rwsem: a reader steals a free lock from a woken writer until the writ
   rw_semaphore sem("sem");
   std::vector<std::string> order;
   m.exec([&] {
-    emu::Machine *mach = emu::Machine::get();
     down_read(&sem);
-    mach->spawn("W", [&] {
-      emu::KernelEntry k;
-      down_write(&sem);
-      order.emplace_back("W");
-      up_write(&sem);
-    });
+    spawn_locker(&sem, true, "W", &order);
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 1; });
 
     // The writer waited less than RWSEM_WAIT_TIMEOUT (4 jiffies): a reader that would be the
@@ -208,12 +204,7 @@ TEST_CASE("rwsem: a reader steals a free lock from a woken writer until the writ
     CHECK(count_of(sem) & RWSEM_FLAG_HANDOFF);
     CHECK(down_read_trylock(&sem) == 0);
     // A new reader cannot steal either: it queues behind W.
-    mach->spawn("R", [&] {
-      emu::KernelEntry k;
-      down_read(&sem);
-      order.emplace_back("R");
-      up_read(&sem);
-    });
+    spawn_locker(&sem, false, "R", &order);
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 2; });
     up_read(&sem);  // last reader out: W gets the lock, then R
     wait_until([&] { return order.size() == 2; });

@@ -44,6 +44,7 @@
 #include "shim/jiffies.h"
 #include "shim/machine.h"
 #include "shim/workqueue.h"
+#include "test/progs/memcg_async_reclaim_user.h"
 #include "tools/scenario/scenario.h"
 #include "tools/scenario/trace.h"
 
@@ -79,25 +80,12 @@ Sizes sizes(bool quick) {
 constexpr unsigned long kChunk = 16;
 
 // The policy's SYSCALL context and statistics (test/progs/memcg_async_reclaim.bpf.c).
-struct start_args {
-  u64 high_cgid, low_cgid, period_ns, reclaim_size, min_delta;
-  s32 swappiness = -1;
-  s32 ret = 1;
-};
-struct policy_stats {
-  u64 high_cgid, low_cgid, period_ns, reclaim_size, min_delta;
-  s64 swappiness;
-  u64 ticks, wq_starts, wq_start_failures, timer_failures;
-  u64 reclaims, reclaimed_bytes, target_gone, events_lost;
-  s64 last_reclaim_err;
-  u64 stopped;
-};
-enum { RECLAIMED = 1, RECLAIM_FAILED = 2, TARGET_GONE = 3 };
-struct policy_event {
-  u32 kind;
-  s32 err;
-  u64 bytes, refault_delta, time_ns;
-};
+using progs::memcg_async_reclaim::RECLAIM_FAILED;
+using progs::memcg_async_reclaim::RECLAIMED;
+using progs::memcg_async_reclaim::start_args;
+using progs::memcg_async_reclaim::TARGET_GONE;
+using policy_stats = progs::memcg_async_reclaim::stats;
+using policy_event = progs::memcg_async_reclaim::event;
 
 enum class Variant { baseline, bpf, dying };
 

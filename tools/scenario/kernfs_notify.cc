@@ -60,6 +60,7 @@
 #include "shim/machine.h"
 #include "shim/rwsem.h"
 #include "shim/sched.h"
+#include "test/progs/kernfs_lockholder_user.h"
 #include "tools/scenario/scenario.h"
 #include "tools/scenario/trace.h"
 
@@ -102,16 +103,8 @@ bool has_policy(Variant v) { return v == Variant::kPolicy || v == Variant::kPoli
 std::string cg(const std::string &rel) { return std::string(CGROUP_MOUNT_POINT) + "/" + rel; }
 
 // kernfs_lockholder.bpf.c's .bss and ring buffer record.
-struct lockholder_state {
-  u64 kernfs_rwsem, kernfs_supers_rwsem;
-  u64 tracked_ops, rwsem_ops, deferred, not_deferred, events_lost, depth_errors;
-};
-struct defer_event {
-  u64 cgroup_id;
-  u64 nr_pages_over_high;
-  u32 pid;
-  char comm[16];
-};
+using progs::kernfs_lockholder::defer_event;
+using progs::kernfs_lockholder::lockholder_state;
 
 // --- measurement: hooks on the rwsem primitives and on the over-high handling -----------------
 

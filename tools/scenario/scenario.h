@@ -16,8 +16,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "shim/machine.h"
 
 namespace umemcg::scenario {
 
@@ -86,6 +89,25 @@ struct Scenario {
   // metric of the summary.
   std::vector<std::string> plot_metrics;
 };
+
+// Runs @body as a task of @m (emu::Machine::exec on vCPU @cpu, task name @name) and returns the
+// run's result. What @body throws is caught in its task and thrown again here, on the caller's
+// stack, as std::runtime_error(@prefix + what()).
+inline emu::RunResult exec_rethrow(emu::Machine &m, const std::function<void()> &body, int cpu,
+                                   const std::string &name, const std::string &prefix = "") {
+  std::string error;
+  emu::RunResult rr = m.exec(
+      [&] {
+        try {
+          body();
+        } catch (const std::exception &e) {
+          error = e.what();
+        }
+      },
+      cpu, name);
+  if (!error.empty()) throw std::runtime_error(prefix + error);
+  return rr;
+}
 
 // Every scenario, in the order `umemcg scenario run all` runs them.
 const std::vector<Scenario> &scenarios();

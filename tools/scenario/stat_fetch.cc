@@ -419,7 +419,6 @@ Metrics run(const RunOptions &ro) {
   TraceWriter *tw = ro.trace;
   Comparison cmp;
   long visited = 0;
-  std::string error;
   bpf_memcontrol_init();
   auto body = [&] {
     memcg_boot_params bp;
@@ -476,16 +475,7 @@ Metrics run(const RunOptions &ro) {
     }
     teardown_fleet(&fleet);
   };
-  emu::RunResult rr = m.exec(
-      [&] {
-        try {
-          body();
-        } catch (const std::exception &e) {
-          error = e.what();
-        }
-      },
-      0, "stat-fetch");
-  if (!error.empty()) throw std::runtime_error(error);
+  emu::RunResult rr = exec_rethrow(m, body, 0, "stat-fetch");
   if (rr.deadlock) throw std::runtime_error("stat-fetch: the run deadlocked: " + rr.report);
 
   Metrics out;

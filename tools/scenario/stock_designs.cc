@@ -146,7 +146,6 @@ double native_rep(const Config &c, unsigned long pages, int iters) {
   std::atomic<std::uint64_t> cpu_ns{0};
   std::atomic<int> failed{0};
   // The run, in a task of the machine: an error thrown there is reported after it.
-  std::string error;
   auto body = [&] {
     if (mem_cgroup_boot(boot_params(c)) < 0) {
       failed = 1;
@@ -175,16 +174,7 @@ double native_rep(const Config &c, unsigned long pages, int iters) {
     for (Process *p : ws)
       if (process_wait(p) != 0) failed = 1;
   };
-  emu::RunResult rr = m.exec(
-      [&] {
-        try {
-          body();
-        } catch (const std::exception &e) {
-          error = e.what();
-        }
-      },
-      0, "bench");
-  if (!error.empty()) throw std::runtime_error("stock-designs: " + error);
+  emu::RunResult rr = exec_rethrow(m, body, 0, "bench", "stock-designs: ");
   if (rr.deadlock || failed) throw std::runtime_error("stock-designs: native run failed");
   return static_cast<double>(cpu_ns.load()) /
          static_cast<double>(static_cast<unsigned long>(iters) * pages * kWorkers);
@@ -322,7 +312,6 @@ Metrics::mapped_type simulated_run(const Config &c, const RunOptions &ro, unsign
   bool failed = false;
   long held_before_child = 0, held_after_child = 0;
   // The run, in a task of the machine: an error thrown there is reported after it.
-  std::string error;
   auto body = [&] {
     if (mem_cgroup_boot(boot_params(c)) < 0) {
       failed = true;
@@ -375,16 +364,7 @@ Metrics::mapped_type simulated_run(const Config &c, const RunOptions &ro, unsign
     if (nr_cgroups != 1) return;
     become_parent(c.v1, all.front(), &held_before_child, &held_after_child);
   };
-  emu::RunResult rr = m.exec(
-      [&] {
-        try {
-          body();
-        } catch (const std::exception &e) {
-          error = e.what();
-        }
-      },
-      0, "bench");
-  if (!error.empty()) throw std::runtime_error("stock-designs: " + error);
+  emu::RunResult rr = exec_rethrow(m, body, 0, "bench", "stock-designs: ");
   if (rr.deadlock || failed)
     throw std::runtime_error("stock-designs: simulated run failed: " + rr.report);
   const double bound = static_cast<double>(kCpus * MEMCG_CHARGE_BATCH);

@@ -156,12 +156,8 @@ int Shell::subshell(const Node &n, std::ostream *capture, int *status_out) {
     fds_[1].stream = capture;
     fds_[1].file.reset();
   }
-  int st;
-  try {
-    st = exec(n);
-  } catch (const ExitRequest &e) {
-    st = e.status;
-  } catch (...) {
+  // The parent shell's state comes back however the subshell ends.
+  auto restore = [&] {
     vars_ = std::move(s.vars);
     positional_ = std::move(s.positional);
     cwd_ = s.cwd;
@@ -170,16 +166,17 @@ int Shell::subshell(const Node &n, std::ostream *capture, int *status_out) {
     last_pid_ = s.last_pid;
     errexit_suppressed_ = s.errexit_suppressed;
     loop_depth_ = s.loop_depth;
+  };
+  int st;
+  try {
+    st = exec(n);
+  } catch (const ExitRequest &e) {
+    st = e.status;
+  } catch (...) {
+    restore();
     throw;
   }
-  vars_ = std::move(s.vars);
-  positional_ = std::move(s.positional);
-  cwd_ = s.cwd;
-  fds_ = s.fds;
-  errexit_ = s.errexit;
-  last_pid_ = s.last_pid;
-  errexit_suppressed_ = s.errexit_suppressed;
-  loop_depth_ = s.loop_depth;
+  restore();
   *status_out = st;
   return st;
 }
