@@ -8,6 +8,7 @@
 
 #include "mm/memory.h"
 #include "mm/mm_types.h"
+#include "mm/swapfile.h"
 #include "shim/bug.h"
 #include "shim/rcupdate.h"
 
@@ -65,6 +66,7 @@ bool try_to_unmap(folio *f, swp_entry_t entry) {
     spin_lock(&mm->page_table_lock);
     vm_area_struct *vma = nullptr;
     if (pte_t *pte = folio_pte(mm, f, &vma)) {
+      swap_duplicate(entry);  // the page table's hold on the slot
       *pte = pte_t{nullptr, false, entry.val};
       atomic_dec(&f->_mapcount);
       WRITE_ONCE(f->mapping, nullptr);

@@ -17,7 +17,11 @@ namespace umemcg {
 namespace {
 
 struct swap_slot {
-  bool used = false;         // allocated (the kernel's swap_map count, one user here)
+  bool used = false;         // allocated: off the free stack
+  // The slot's holds (the kernel's swap_map byte): the page-table entries that hold it, and
+  // SWAP_HAS_CACHE while the folio being swapped out holds it. The last hold dropped frees it.
+  unsigned short count = 0;
+  bool has_cache = false;
   bool has_shadow = false;   // a swapped-out folio left its shadow entry here
   shadow_entry shadow;
 };
@@ -82,6 +86,8 @@ swp_entry_t folio_alloc_swap(folio *f) {
       g_si.free_stack.pop_back();
       swap_slot &s = g_si.slots[off];
       s.used = true;
+      s.count = 0;
+      s.has_cache = true;  // the folio's hold until put_swap_folio()
       s.has_shadow = false;
       entry.val = off;
       atomic_long_dec(&g_nr_swap_pages);
@@ -89,24 +95,58 @@ swp_entry_t folio_alloc_swap(folio *f) {
   }
   // mem_cgroup_try_charge_swap(): with entry 0 it raises MEMCG_SWAP_FAIL and returns 0.
   if (__mem_cgroup_try_charge_swap(f, entry)) {
-    swap_free(entry);  // put_swap_folio(): nothing was recorded for it
+    put_swap_folio(entry);  // nothing was recorded for it
     entry.val = 0;
   }
   return entry;
 }
 
-void swap_free(swp_entry_t entry) {
+namespace {
+/**
+ * swap_put - drop one hold on @entry's slot: a page-table entry's (@cache false) or the swap
+ *   cache's (@cache true)
+ * The last hold frees the slot: its swap (v2) or memsw (v1) charge record is uncharged first,
+ * then the slot goes back on the free stack. Between the two the slot has no hold, so nothing
+ * can take one (holds come from a page table holding the entry or from the folio being
+ * swapped out), and it is not yet on the free stack, so it cannot be handed out again while
+ * its old record is still there.
+ */
+void swap_put(swp_entry_t entry, bool cache) {
   if (!entry.val) return;
-  // The charge goes first: the slot may be reused (and recorded again) once it is free.
+  {
+    spin_guard g(&g_si.lock);
+    if (WARN_ON_ONCE(entry.val >= g_si.slots.size() || !g_si.slots[entry.val].used)) return;
+    swap_slot &s = g_si.slots[entry.val];
+    if (cache) {
+      if (WARN_ON_ONCE(!s.has_cache)) return;
+      s.has_cache = false;
+    } else {
+      if (WARN_ON_ONCE(s.count == 0)) return;
+      s.count--;
+    }
+    if (s.count || s.has_cache) return;
+  }
   __mem_cgroup_uncharge_swap(entry, 1);
   spin_guard g(&g_si.lock);
-  if (WARN_ON_ONCE(entry.val >= g_si.slots.size() || !g_si.slots[entry.val].used)) return;
   swap_slot &s = g_si.slots[entry.val];
   s.used = false;
   s.has_shadow = false;
   g_si.free_stack.push_back(static_cast<unsigned int>(entry.val));
   atomic_long_inc(&g_nr_swap_pages);
 }
+}  // namespace
+
+void swap_duplicate(swp_entry_t entry) {
+  spin_guard g(&g_si.lock);
+  if (WARN_ON_ONCE(entry.val == 0 || entry.val >= g_si.slots.size() ||
+                   !g_si.slots[entry.val].used))
+    return;
+  g_si.slots[entry.val].count++;
+}
+
+void swap_free(swp_entry_t entry) { swap_put(entry, false); }
+
+void put_swap_folio(swp_entry_t entry) { swap_put(entry, true); }
 
 void swap_set_shadow(swp_entry_t entry, const shadow_entry &shadow) {
   spin_guard g(&g_si.lock);

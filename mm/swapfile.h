@@ -21,7 +21,11 @@
 //   writes the folio synchronously and frees it in the same pass, and a swap-in
 //   frees its slot at once (the kernel keeps the folio in the swap cache under writeback until
 //   a later pass, and frees the slot of a write fault once the folio is exclusive: the same end
-//   state for the single-mapping private folios modelled here).
+//   state for the single-mapping private folios modelled here). While reclaim swaps a folio
+//   out, its slot has the swap cache's hold (SWAP_HAS_CACHE) besides the page table's, as in
+//   the kernel: a process that exits or faults the entry back in meanwhile drops only the page
+//   table's, and the slot is freed when reclaim puts its own (put_swap_folio()). A swap-in in
+//   that window reads into a new folio (the kernel's would find the folio in the swap cache).
 // Emulation: the slots' contents are not stored (folios have no contents).
 #pragma once
 
@@ -57,10 +61,26 @@ bool vm_swap_full();
  */
 swp_entry_t folio_alloc_swap(folio *f);
 /**
- * swap_free - free the slot of @entry (swap_free / free_swap_and_cache)
- * Uncharges the swap (v2) or memsw (v1) charge recorded for it and drops its shadow entry.
+ * swap_duplicate - a page-table entry takes a hold on @entry's slot (try_to_unmap_one's
+ *   swap_duplicate when it installs the entry)
+ * Context: under the page table's lock, the slot held by the folio being swapped out.
+ */
+void swap_duplicate(swp_entry_t entry);
+/**
+ * swap_free - a page-table entry's hold on @entry's slot goes (swap_free / free_swap_and_cache:
+ *   a zap, or a swap-in that has installed its folio)
+ * The last hold frees the slot: the swap (v2) or memsw (v1) charge recorded for it is
+ * uncharged, its shadow entry dropped.
  */
 void swap_free(swp_entry_t entry);
+/**
+ * put_swap_folio - the swap cache's hold on @entry's slot goes (SWAP_HAS_CACHE, taken by
+ *   folio_alloc_swap(); reclaim drops it once the folio is written and its charge record made)
+ * The last hold frees the slot as swap_free() does. Until then a zap or swap-in of the entry
+ * cannot free the slot under reclaim, so memcg1_swapout()'s record is never made for a slot
+ * already freed.
+ */
+void put_swap_folio(swp_entry_t entry);
 // Stores the shadow entry a swapped-out folio leaves in its slot (__delete_from_swap_cache).
 void swap_set_shadow(swp_entry_t entry, const shadow_entry &shadow);
 // The slot's shadow entry, if any (get_shadow_from_swap_cache); false without one.

@@ -231,8 +231,9 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc, unsigned long
       swp_entry_t entry = folio_alloc_swap(f);
       if (!entry.val) goto activate_locked;
       if (!try_to_unmap(f, entry)) {
-        // Zapped meanwhile: the putback drops the last reference and frees it.
-        swap_free(entry);
+        // Zapped meanwhile: the putback drops the last reference and frees it; the slot's one
+        // hold is the swap cache's.
+        put_swap_folio(entry);
         goto keep_locked;
       }
       // pageout(): swap_writepage, complete at once (see the banner).
@@ -244,6 +245,9 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc, unsigned long
       if (WARN_ON_ONCE(atomic_cmpxchg(&f->_refcount, 1, 0) != 1)) goto keep_locked;
       swap_set_shadow(entry, workingset_eviction(f, sc->target_mem_cgroup));
       memcg1_swapout(f, entry);
+      // The swap cache's hold goes once the charge record is made; if the page table's went
+      // meanwhile (an exit, a swap-in), the slot is freed here.
+      put_swap_folio(entry);
       folio_unlock(f);
       nr_reclaimed += nr;
       free_folios.push_back(f);

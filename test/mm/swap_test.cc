@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "mm/cost_model.h"
 #include "mm/rmap.h"
 #include "mm/swapfile.h"
 
@@ -485,6 +486,70 @@ TEST_CASE("without a swap device nothing changes: total 0, anon never scanned",
     CHECK(emu::process_wait(p) == 137);
   });
   env.finish();
+}
+
+// The owner zaps its pages while reclaim writes them to swap (simulated mode: reclaim sleeps
+// in each page's swap_out cost, and the owner's MADV_DONTNEED of one page, from the top down,
+// runs there). Reclaim goes up from the bottom, so one of the owner's zaps meets the entry of
+// the page reclaim has unmapped but not finished with: its slot keeps the swap cache's hold
+// until reclaim has made its charge record (v1's memcg1_swapout) and lets go, so every slot is
+// freed once, by whichever lets go last, and no record outlives its slot.
+TEST_CASE("swap-out racing the owner's zap: every slot and swap record is freed once",
+          "[mm][swap][process]") {
+  constexpr unsigned long kPages = 64;
+  for (const auto &base : kAll) {
+    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    WarnCheck wc;
+    MemcgEnv env(with_swap(base), emu::Mode::simulated, 2);
+    mem_cgroup *a = env.mkdir(nullptr, "a");
+    unsigned long reclaimed = 0;
+    long zapped_entries = 0;
+    env.run([&] {
+      completion ready, go, done;
+      init_completion(&ready);
+      init_completion(&go);
+      init_completion(&done);
+      emu::ProcessOptions o;
+      o.memcg = a;
+      emu::Process *p = emu::process_start(o, [&] {
+        unsigned long addr;
+        emu::sys_mmap_anon(kPages, 0, &addr);
+        for (unsigned long i = 0; i < kPages; i++) emu::user_write(addr + i);
+        {
+          emu::KernelEntry k;
+          complete(&ready);
+          wait_for_completion(&go);
+        }
+        for (unsigned long i = kPages; i-- > 0;) {
+          const long before = get_mm_counter(current->mm, MM_SWAPENTS);
+          emu::sys_madvise_dontneed(addr + i, 1);
+          zapped_entries += before - get_mm_counter(current->mm, MM_SWAPENTS);
+        }
+        return 0;
+      });
+      wait_for_completion(&ready);
+      drain_everything();
+      env.machine().spawn("reclaimer", [&] {
+        emu::KernelEntry k;
+        int anon_only = SWAPPINESS_ANON_ONLY;
+        reclaimed = reclaim(a, kPages, &anon_only);
+        complete(&done);
+      }, {.cpu = 1});
+      // A few pages into the swap-out (each costs swap_out of machine time), the zaps start.
+      emu::consume_time(4 * emu::cost_model().swap_out);
+      complete(&go);
+      CHECK(emu::process_wait(p) == 0);
+      wait_for_completion(&done);
+      drain_everything();
+      CHECK(slots_in_use() == 0);
+      CHECK(stat(a, MEMCG_SWAP) == 0);
+    });
+    // Both met: reclaim wrote pages, and the owner zapped some of their entries.
+    CHECK(reclaimed > 0);
+    CHECK(zapped_entries > 0);
+    CHECK(usage(a) == 0);
+    env.finish();
+  }
 }
 
 // Target S13 (simulated mode): prints the wall time; the figure is reported, never asserted.
