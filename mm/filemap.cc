@@ -11,6 +11,7 @@
 #include "mm/cost_model.h"
 #include "mm/page_alloc.h"
 #include "mm/swap.h"
+#include "mm/vmstat.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
 #include "shim/mutex.h"
@@ -72,6 +73,8 @@ int filemap_read(inode *ino, unsigned long index, unsigned long nr) {
         folio_put(f);
         return ret;
       }
+      // The read's bio: PGPGIN in sectors.
+      count_vm_events(PGPGIN, folio_nr_pages(f) << (PAGE_SHIFT - 9));
       emu::consume_time(emu::cost_model().read_miss);
     } else {
       emu::consume_time(emu::cost_model().read_hit);

@@ -74,8 +74,9 @@ constexpr int NR_MEMCG_NODE_STAT_ITEMS = std::size(memcg_node_stat_items);
 constexpr int MEMCG_VMSTAT_SIZE = NR_MEMCG_NODE_STAT_ITEMS + std::size(memcg_stat_items);
 constexpr int NR_MEMCG_EVENTS = std::size(memcg_vm_event_stat);
 
-// memcg's own items (MEMCG_SWAP..) of memcgs already freed: bookkeeping for the checker.
-atomic_long_t g_freed_stat[MEMCG_NR_STAT - MEMCG_SWAP];
+// The tracked items (node items and memcg's own) of memcgs already freed: bookkeeping for the
+// checker and for the machine's node statistics (mm/vmstat.h).
+atomic_long_t g_freed_stat[MEMCG_NR_STAT];
 
 constexpr u8 BAD_INDEX = 255;  // U8_MAX: not tracked per memcg
 
@@ -559,10 +560,14 @@ bool memcg_vmstats_alloc(mem_cgroup *memcg) {
 
 void memcg_vmstats_free(mem_cgroup *memcg) {
   if (!memcg->stats_pcpu) return;
-  // Bookkeeping for the invariant checker: what the memcg itself counted in its own items.
+  // Bookkeeping for the invariant checker and the node statistics: what the memcg itself
+  // counted in its tracked items.
+  for (unsigned int item : memcg_node_stat_items)
+    atomic_long_add(emu::memcg_page_state_local_sum(memcg, static_cast<int>(item)),
+                    &g_freed_stat[item]);
   for (unsigned int item : memcg_stat_items)
     atomic_long_add(emu::memcg_page_state_local_sum(memcg, static_cast<int>(item)),
-                    &g_freed_stat[item - MEMCG_SWAP]);
+                    &g_freed_stat[item]);
   int cpu;
   for_each_possible_cpu(cpu) delete memcg->stats_pcpu[cpu];
   delete[] memcg->stats_pcpu;
@@ -622,8 +627,8 @@ unsigned long memcg_events_local_sum(mem_cgroup *memcg, int event) {
 }
 
 long memcg_freed_stat(int idx) {
-  if (idx < MEMCG_SWAP || idx >= MEMCG_NR_STAT) return 0;
-  return atomic_long_read(&g_freed_stat[idx - MEMCG_SWAP]);
+  if (idx < 0 || idx >= MEMCG_NR_STAT) return 0;
+  return atomic_long_read(&g_freed_stat[idx]);
 }
 
 void mem_cgroup_flush_stats_force(mem_cgroup *memcg) {

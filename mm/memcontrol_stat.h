@@ -280,8 +280,9 @@ namespace emu {
  */
 long memcg_page_state_local_sum(mem_cgroup *memcg, int idx);
 unsigned long memcg_events_local_sum(mem_cgroup *memcg, int event);
-// memcg's own items (MEMCG_SWAP..) of memcgs already freed (bookkeeping for the checker),
-// indexed by idx - MEMCG_SWAP.
+// The own value of a tracked item (a node item or memcg's own, in its native unit) summed over
+// the memcgs already freed, as they held it when freed (bookkeeping for the checker and for
+// the machine's node statistics, mm/vmstat.h); 0 for an untracked @idx.
 long memcg_freed_stat(int idx);
 // Forces a flush of @memcg's subtree, as the periodic work does for the root (no threshold).
 void mem_cgroup_flush_stats_force(mem_cgroup *memcg);

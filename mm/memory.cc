@@ -12,6 +12,7 @@
 #include "mm/page_alloc.h"
 #include "mm/swap.h"
 #include "mm/swapfile.h"
+#include "mm/vmstat.h"
 #include "mm/workingset.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
@@ -45,8 +46,8 @@ void zap_range(mm_struct *mm, vm_area_struct *vma, unsigned long start, unsigned
     pte = pte_t{};
     atomic_dec(&f->_mapcount);
     WRITE_ONCE(f->mapping, nullptr);
-    // munlock on the last unmap: the folio is on its way out.
-    folio_clear_mlocked(f);
+    // munlock on the last unmap: the folio is on its way out (__munlock_folio's count).
+    if (folio_test_clear_mlocked(f)) count_vm_events(UNEVICTABLE_PGMUNLOCKED, folio_nr_pages(f));
     add_mm_counter(mm, MM_ANONPAGES, -static_cast<long>(folio_nr_pages(f)));
     mod_memcg_lruvec_state(folio_memcg(f), NR_ANON_MAPPED, -static_cast<int>(folio_nr_pages(f)));
     out->folios.push_back(f);
@@ -82,7 +83,8 @@ void mm_populate(mm_struct *mm, unsigned long start, unsigned long nr_pages) {
 // fault on an exclusive folio: the swap cache is not kept, see mm/swapfile.h).
 vm_fault_t do_swap_page(mm_struct *mm, unsigned long addr, swp_entry_t entry) {
   emu::consume_time(emu::cost_model().anon_fault + emu::cost_model().swap_in);
-  // Not in the swap cache: a major fault (count_memcg_event_mm(PGMAJFAULT)).
+  // Not in the swap cache: a major fault (count_vm_event, count_memcg_event_mm(PGMAJFAULT)).
+  count_vm_event(PGMAJFAULT);
   rcu_read_lock();
   mem_cgroup *mm_memcg = rcu_dereference(mm->memcg);
   count_memcg_events(mm_memcg ? mm_memcg : root_mem_cgroup, PGMAJFAULT, 1);
@@ -118,10 +120,15 @@ vm_fault_t do_swap_page(mm_struct *mm, unsigned long addr, swp_entry_t entry) {
   mem_cgroup_swapin_uncharge_swap(entry, folio_nr_pages(f));
   shadow_entry shadow;
   if (swap_get_shadow(entry, &shadow)) workingset_refault(f, shadow);
-  // swap_read_folio(): the read completes at once.
+  // swap_read_folio(): the read completes at once (its bio counts PGPGIN in sectors).
+  count_vm_events(PGPGIN, folio_nr_pages(f) << (PAGE_SHIFT - 9));
+  count_vm_events(PSWPIN, folio_nr_pages(f));
   count_memcg_events(folio_memcg(f), PSWPIN, folio_nr_pages(f));
   // folio_add_lru_vma(): mlock_new_folio for a VM_LOCKED mapping.
-  if (mlock) folio_set_mlocked(f);
+  if (mlock) {
+    folio_set_mlocked(f);
+    count_vm_events(UNEVICTABLE_PGMLOCKED, folio_nr_pages(f));
+  }
   folio_add_lru(f);
   swap_free(entry);
   folio_put(f);
@@ -197,7 +204,8 @@ int madvise_dontneed(mm_struct *mm, unsigned long start, unsigned long nr_pages)
 }
 
 vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
-  // count_memcg_event_mm(mm, PGFAULT)
+  // count_vm_event(PGFAULT), count_memcg_event_mm(mm, PGFAULT)
+  count_vm_event(PGFAULT);
   rcu_read_lock();
   mem_cgroup *mm_memcg = rcu_dereference(mm->memcg);
   count_memcg_events(mm_memcg ? mm_memcg : root_mem_cgroup, PGFAULT, 1);

@@ -13,6 +13,7 @@
 #include "mm/page_alloc.h"
 #include "mm/process.h"
 #include "mm/vmscan.h"
+#include "mm/vmstat.h"
 #include "shim/atomic.h"
 #include "shim/list.h"
 #include "shim/machine.h"
@@ -127,11 +128,13 @@ void mark_and_reap(emu::Process *p) {
   queue_oom_reaper(p);
 }
 
-// __oom_kill_process(): counts the kill on the mm owner's memcg, SIGKILL, the victim marked and
-// queued for the reaper.
+// __oom_kill_process(): counts the kill (OOM_KILL, and on the mm owner's memcg), SIGKILL, the
+// victim marked and queued for the reaper.
 void __oom_kill_process(emu::Process *p) {
   mm_struct *mm = emu::process_mm(p);
   if (test_bit(MMF_OOM_SKIP, &mm->flags)) return;  // already lost its memory
+  // Raised before the signal, as the kernel does (the reaper must see it).
+  count_vm_event(OOM_KILL);
   // The mm may be leaving its memcg right now (exit): count on it only while it is alive.
   rcu_read_lock();
   mem_cgroup *memcg = rcu_dereference(mm->memcg);

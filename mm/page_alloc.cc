@@ -7,15 +7,20 @@
 #include "mm/page_alloc.h"
 
 #include <algorithm>
+#include <iterator>
+
+#include "kernel/sysctl.h"
 
 #include "mm/oom_kill.h"
 #include "mm/page_flags.h"
 #include "mm/swapfile.h"
 #include "mm/vmscan.h"
+#include "mm/vmstat.h"
 #include "mm/workingset.h"
 #include "shim/atomic.h"
 #include "shim/mutex.h"
 #include "shim/sched.h"
+#include "shim/spinlock.h"
 
 namespace umemcg {
 
@@ -26,9 +31,17 @@ atomic_long_t g_totalram_pages;
 // NR_FREE_PAGES: never negative; taken with a compare-and-exchange so that a reader never sees
 // pages that an allocation is about to give back.
 atomic_long_t g_nr_free_pages;
-// min_free_kbytes and the zone's _watermark[], written at boot and shutdown only.
-atomic_long_t g_min_free_kbytes;
+// The zone's _watermark[]: written by setup_per_zone_wmarks() (at boot, on a write of
+// vm.min_free_kbytes or vm.watermark_scale_factor) and at shutdown, read locklessly.
 atomic_long_t g_watermark[NR_WMARK];
+// vm.min_free_kbytes, vm.watermark_scale_factor (sysctl ints: the handlers write them with
+// WRITE_ONCE, everything else reads them with READ_ONCE), and the last min_free_kbytes a
+// write set (-1: none since boot), which a recalculation does not go below.
+int g_min_free_kbytes;
+int g_watermark_scale_factor = WATERMARK_SCALE_FACTOR_DEFAULT;
+int user_min_free_kbytes = -1;
+// setup_per_zone_wmarks()'s lock: one recalculation at a time.
+DEFINE_SPINLOCK(wmark_lock);
 
 unsigned long int_sqrt(unsigned long x) {
   unsigned long r = 0;
@@ -43,20 +56,76 @@ unsigned long int_sqrt(unsigned long x) {
   return r;
 }
 
-// calculate_min_free_kbytes() and __setup_per_zone_wmarks() for the one (lowmem) zone.
-void setup_per_zone_wmarks(unsigned long managed) {
+// calculate_min_free_kbytes(): int_sqrt(lowmem KiB * 16) clamped to [128, 262144], unless a
+// write of vm.min_free_kbytes asked for at least that much.
+void calculate_min_free_kbytes(unsigned long managed) {
   unsigned long lowmem_kbytes = managed * (PAGE_SIZE >> 10);
-  long kbytes = static_cast<long>(int_sqrt(lowmem_kbytes * 16));
-  kbytes = std::clamp(kbytes, 128L, 262144L);
-  atomic_long_set(&g_min_free_kbytes, kbytes);
+  int new_min_free_kbytes = static_cast<int>(int_sqrt(lowmem_kbytes * 16));
+  if (new_min_free_kbytes > READ_ONCE(user_min_free_kbytes))
+    WRITE_ONCE(g_min_free_kbytes, std::clamp(new_min_free_kbytes, 128, 262144));
+}
+
+// __setup_per_zone_wmarks() for the one (lowmem) zone, under wmark_lock: WMARK_MIN from
+// min_free_kbytes, then LOW, HIGH and PROMO each max(min / 4, managed * watermark_scale_factor
+// / 10000) pages above the previous one.
+void setup_per_zone_wmarks() {
+  spin_lock(&wmark_lock);
+  unsigned long managed = zone_managed_pages();
   // The zone holds every lowmem page, so its share of pages_min is all of it.
-  unsigned long min = static_cast<unsigned long>(kbytes) >> (PAGE_SHIFT - 10);
-  unsigned long tmp = std::max(min >> 2, managed * WATERMARK_SCALE_FACTOR_DEFAULT / 10000);
+  unsigned long min =
+      static_cast<unsigned long>(READ_ONCE(g_min_free_kbytes)) >> (PAGE_SHIFT - 10);
+  unsigned long factor = static_cast<unsigned long>(READ_ONCE(g_watermark_scale_factor));
+  // mult_frac(managed, factor, 10000): exact for any managed.
+  unsigned long scaled = managed / 10000 * factor + managed % 10000 * factor / 10000;
+  unsigned long tmp = std::max(min >> 2, scaled);
   atomic_long_set(&g_watermark[WMARK_MIN], static_cast<long>(min));
   atomic_long_set(&g_watermark[WMARK_LOW], static_cast<long>(min + tmp));
   atomic_long_set(&g_watermark[WMARK_HIGH], static_cast<long>(min + 2 * tmp));
   atomic_long_set(&g_watermark[WMARK_PROMO], static_cast<long>(min + 3 * tmp));
+  spin_unlock(&wmark_lock);
 }
+
+// min_free_kbytes_sysctl_handler(): a new value is kept as the user's and the watermarks are
+// recomputed from it.
+int min_free_kbytes_sysctl_handler(const ctl_table *table, int write, char *buffer,
+                                   size_t *length, loff_t *ppos) {
+  int rc = proc_dointvec_minmax(table, write, buffer, length, ppos);
+  if (rc) return rc;
+  if (write) {
+    WRITE_ONCE(user_min_free_kbytes, READ_ONCE(g_min_free_kbytes));
+    setup_per_zone_wmarks();
+  }
+  return 0;
+}
+
+// watermark_scale_factor_sysctl_handler(): the watermarks are recomputed with the new factor.
+int watermark_scale_factor_sysctl_handler(const ctl_table *table, int write, char *buffer,
+                                          size_t *length, loff_t *ppos) {
+  int rc = proc_dointvec_minmax(table, write, buffer, length, ppos);
+  if (rc) return rc;
+  if (write) setup_per_zone_wmarks();
+  return 0;
+}
+
+// page_alloc_sysctl_table[]: the knobs the one zone has.
+// Emulation: watermark_boost_factor, percpu_pagelist_high_fraction, lowmem_reserve_ratio and
+// the NUMA ratios are absent (no watermark boosting, per-CPU page lists, lower zones or zone
+// reclaim here).
+const ctl_table page_alloc_sysctl_table[] = {
+    {.procname = "min_free_kbytes",
+     .data = &g_min_free_kbytes,
+     .maxlen = sizeof(g_min_free_kbytes),
+     .mode = 0644,
+     .proc_handler = min_free_kbytes_sysctl_handler,
+     .extra1 = SYSCTL_ZERO},
+    {.procname = "watermark_scale_factor",
+     .data = &g_watermark_scale_factor,
+     .maxlen = sizeof(g_watermark_scale_factor),
+     .mode = 0644,
+     .proc_handler = watermark_scale_factor_sysctl_handler,
+     .extra1 = SYSCTL_ONE,
+     .extra2 = SYSCTL_THREE_THOUSAND},
+};
 
 unsigned long wmark_pages(unsigned int alloc_flags) {
   return static_cast<unsigned long>(atomic_long_read(&g_watermark[alloc_flags & ALLOC_WMARK_MASK]));
@@ -80,6 +149,8 @@ bool get_page_from_freelist(unsigned int order, unsigned int alloc_flags) {
         !zone_watermark_fast(order, wmark_pages(alloc_flags), alloc_flags, free))
       return false;
   } while (!atomic_long_try_cmpxchg(&g_nr_free_pages, &free, free - nr));
+  // rmqueue(): PGALLOC of the zone (and zone_statistics' NUMA hit, see mm/vmstat.h).
+  __count_vm_events(PGALLOC_NORMAL, static_cast<unsigned long>(nr));
   return true;
 }
 
@@ -209,9 +280,14 @@ retry:
 }  // namespace
 
 void page_alloc_init(unsigned long totalram) {
+  vmstat_init();
   atomic_long_set(&g_totalram_pages, static_cast<long>(totalram));
   atomic_long_set(&g_nr_free_pages, static_cast<long>(totalram));
-  setup_per_zone_wmarks(totalram);
+  // The sysctls' boot values.
+  WRITE_ONCE(user_min_free_kbytes, -1);
+  WRITE_ONCE(g_watermark_scale_factor, static_cast<int>(WATERMARK_SCALE_FACTOR_DEFAULT));
+  init_per_zone_wmark_min();
+  register_sysctl_init("vm", page_alloc_sysctl_table, std::size(page_alloc_sysctl_table));
   kswapd_init();
 }
 
@@ -220,7 +296,7 @@ void page_alloc_shutdown() {
   atomic_long_set(&g_totalram_pages, 0);
   atomic_long_set(&g_nr_free_pages, 0);
   for (auto &w : g_watermark) atomic_long_set(&w, 0);
-  atomic_long_set(&g_min_free_kbytes, 0);
+  WRITE_ONCE(g_min_free_kbytes, 0);
 }
 
 unsigned long totalram_pages() {
@@ -232,7 +308,13 @@ unsigned long nr_free_pages() {
   return static_cast<unsigned long>(atomic_long_read(&g_nr_free_pages));
 }
 
-int min_free_kbytes() { return static_cast<int>(atomic_long_read(&g_min_free_kbytes)); }
+void init_per_zone_wmark_min() {
+  calculate_min_free_kbytes(zone_managed_pages());
+  setup_per_zone_wmarks();
+}
+
+int min_free_kbytes() { return READ_ONCE(g_min_free_kbytes); }
+int watermark_scale_factor() { return READ_ONCE(g_watermark_scale_factor); }
 unsigned long min_wmark_pages() { return wmark_pages(ALLOC_WMARK_MIN); }
 unsigned long low_wmark_pages() { return wmark_pages(ALLOC_WMARK_LOW); }
 unsigned long high_wmark_pages() { return wmark_pages(ALLOC_WMARK_HIGH); }
@@ -267,7 +349,10 @@ bool __alloc_pages(gfp_t gfp_mask, unsigned int order) {
   return __alloc_pages_slowpath(gfp_mask, order);
 }
 
-void __free_pages(unsigned int order) { atomic_long_add(1L << order, &g_nr_free_pages); }
+void __free_pages(unsigned int order) {
+  __count_vm_events(PGFREE, 1UL << order);
+  atomic_long_add(1L << order, &g_nr_free_pages);
+}
 
 folio *folio_alloc(gfp_t gfp) {
   if (!__alloc_pages(gfp, 0)) return nullptr;
@@ -283,6 +368,7 @@ void free_unref_folios(folio **folios, unsigned int nr) {
     pages += folio_nr_pages(folios[i]);
     delete folios[i];
   }
+  __count_vm_events(PGFREE, static_cast<unsigned long>(pages));
   atomic_long_add(pages, &g_nr_free_pages);
 }
 

@@ -6,9 +6,16 @@
 // The machine boots with memcg_boot_params::totalram_pages pages (`umemcg sh --memory`) in one
 // zone whose watermarks are computed as the kernel computes them at boot
 // (init_per_zone_wmark_min): min_free_kbytes = int_sqrt(RAM in KiB * 16) clamped to
-// [128, 262144], WMARK_MIN = min_free_kbytes in pages, and the distance to WMARK_LOW and on to
-// WMARK_HIGH max(WMARK_MIN / 4, RAM * watermark_scale_factor / 10000) with the factor at its
-// default, 10.
+// [128, 262144], WMARK_MIN = min_free_kbytes in pages, and the distance to WMARK_LOW, on to
+// WMARK_HIGH and on to WMARK_PROMO max(WMARK_MIN / 4, RAM * watermark_scale_factor / 10000)
+// with the factor at its default, 10.
+//
+// The sysctls /proc/sys/vm/min_free_kbytes (0..INT_MAX) and /proc/sys/vm/watermark_scale_factor
+// (1..3000) are page_alloc_sysctl_table (kernel/sysctl.h: proc_dointvec_minmax, -EINVAL out of
+// range): a write recomputes the watermarks (setup_per_zone_wmarks), which every later
+// allocation, kswapd and direct reclaim follow; a min_free_kbytes written is kept as
+// user_min_free_kbytes, below which a recalculation (init_per_zone_wmark_min) does not go.
+// Both are back at their boot values on every boot of the machine.
 //
 // folio_alloc() takes a folio's pages from the free count (NR_FREE_PAGES) while the free pages
 // stay above the low watermark (get_page_from_freelist with ALLOC_WMARK_LOW,
@@ -21,19 +28,24 @@
 // without progress), then out_of_memory() with the whole machine as the domain (mm/oom_kill.h)
 // under oom_lock after one last try at the high watermark, retried as long as the OOM killer
 // makes progress. An OOM victim's allocation that fails even with its reserves fails once the
-// killer has run. Freed folios give their pages back (free_unref_folios).
+// killer has run. Freed folios give their pages back (free_unref_folios). Every page taken
+// counts PGALLOC_NORMAL and every page given back PGFREE (mm/vmstat.h).
 //
 // Mirrors: mm/page_alloc.c (__alloc_pages, __alloc_pages_slowpath, get_page_from_freelist,
 //   zone_watermark_fast, __zone_watermark_ok, gfp_to_alloc_flags, __gfp_pfmemalloc_flags,
 //   wake_all_kswapds, __alloc_pages_direct_reclaim, should_reclaim_retry,
 //   __alloc_pages_may_oom, free_unref_folios, nr_free_pages, calculate_min_free_kbytes,
-//   __setup_per_zone_wmarks), mm/internal.h (ALLOC_* flags), mm/show_mem.c (si_meminfo),
-//   mm/swap.c (folio_alloc's caller side) (Linux 6.19)
+//   __setup_per_zone_wmarks, setup_per_zone_wmarks, init_per_zone_wmark_min,
+//   min_free_kbytes_sysctl_handler,
+//   watermark_scale_factor_sysctl_handler, page_alloc_sysctl_table), mm/internal.h (ALLOC_*
+//   flags), mm/show_mem.c (si_meminfo), mm/swap.c (folio_alloc's caller side) (Linux 6.19)
 // Emulation: one node and one zone (ZONE_NORMAL: all of the RAM is lowmem, no lowmem_reserve);
 //   no watermark boosting, highatomic reserves, CMA, compaction (every folio here is order 0)
 //   or per-CPU page lists: the free count is one atomic counter, taken with a
 //   compare-and-exchange that checks the watermark, so the fast path costs one atomic operation
-//   per folio. min_free_kbytes and watermark_scale_factor are fixed at boot (no sysctl).
+//   per folio (and a per-CPU add for PGALLOC_NORMAL, mm/vmstat.h). A write of a watermark
+//   sysctl neither refreshes per-CPU vmstat thresholds nor page lists (there are none) and
+//   wakes nobody: kswapd follows the new watermarks from the next allocation that wakes it.
 // Emulation: kernel memory charged to memcgs takes RAM for the slab objects charged through the
 //   obj stock (mm/obj_cgroup.h: whole pages, as they are charged); a kmem page charged with
 //   __memcg_kmem_charge_page is the caller's folio, whose pages its allocation took. Kernel
@@ -85,8 +97,19 @@ unsigned long totalram_pages();
 // nr_free_pages(): global_zone_page_state(NR_FREE_PAGES), the pages no folio holds.
 unsigned long nr_free_pages();
 
-// min_free_kbytes as init_per_zone_wmark_min() set it at boot.
+/**
+ * init_per_zone_wmark_min - recompute min_free_kbytes from the RAM and the watermarks from it
+ *
+ * What boot does and the kernel redoes when memory is onlined: int_sqrt(RAM in KiB * 16)
+ * clamped to [128, 262144], unless a write of vm.min_free_kbytes since boot asked for at least
+ * that much (user_min_free_kbytes is kept), then setup_per_zone_wmarks().
+ * Context: any; does not sleep.
+ */
+void init_per_zone_wmark_min();
+// vm.min_free_kbytes: as init_per_zone_wmark_min() set it, or as last written.
 int min_free_kbytes();
+// vm.watermark_scale_factor (WATERMARK_SCALE_FACTOR_DEFAULT at boot).
+int watermark_scale_factor();
 // The zone's watermarks in pages (min_wmark_pages() and friends).
 unsigned long min_wmark_pages();
 unsigned long low_wmark_pages();

@@ -9,6 +9,7 @@
 
 #include "mm/memcontrol_iter.h"
 #include "mm/page_alloc.h"
+#include "mm/vmstat.h"
 #include "mm/workingset.h"
 #include "shim/bug.h"
 #include "shim/local_lock.h"
@@ -152,7 +153,10 @@ void folio_add_lru(folio *f) {
 
 void folio_add_lru_vma(folio *f, vm_area_struct *vma) {
   // mlock_new_folio(): a page faulted into a VM_LOCKED mapping is born mlocked.
-  if (vma->vm_flags & VM_LOCKED) folio_set_mlocked(f);
+  if (vma->vm_flags & VM_LOCKED) {
+    folio_set_mlocked(f);
+    count_vm_events(UNEVICTABLE_PGMLOCKED, folio_nr_pages(f));
+  }
   folio_add_lru(f);
 }
 
@@ -199,6 +203,7 @@ static void folio_activate(folio *f) {
     folio_set_active(f);
     lruvec_add_folio(lv, f);
     folio_set_lru(f);
+    count_vm_events(PGACTIVATE, folio_nr_pages(f));
     count_memcg_events(lruvec_memcg(lv), PGACTIVATE, folio_nr_pages(f));
   }
   spin_unlock_irq(&lv->lru_lock);

@@ -26,10 +26,15 @@
 //   demotion or MGLRU; too_many_isolated() never stalls (isolation is bounded by
 //   SWAP_CLUSTER_MAX per reclaimer) and direct reclaimers are never throttled on
 //   pfmemalloc_wait (throttle_direct_reclaim).
+// The node's vm events (mm/vmstat.h) are counted as the kernel counts them: PGSCAN_*/
+// PGSTEAL_* of the reclaimer and PGREFILL for global reclaim only (not cgroup_reclaim()),
+// PGSCAN_ANON/FILE, PGSTEAL_ANON/FILE, PGACTIVATE, PGDEACTIVATE, PSWPOUT and PGPGOUT for every
+// reclaim, ALLOCSTALL_NORMAL per do_try_to_free_pages() round of global direct reclaim,
+// PAGEOUTRUN per balance_pgdat(). /proc/sys/vm/swappiness is vm_swappiness
+// (vmscan_sysctl_table).
 // Emulation: global reclaim (try_to_free_pages, balance_pgdat) has no file_is_tiny balance, no
-//   v1 soft-limit reclaim pass, no watermark boost, no cache_trim_mode retry in balance_pgdat
-//   and no global vm events (ALLOCSTALL, PAGEOUTRUN, the node's PGSCAN_*): the memcgs'
-//   PGSCAN_*/PGSTEAL_* are counted.
+//   v1 soft-limit reclaim pass, no watermark boost and no cache_trim_mode retry in
+//   balance_pgdat.
 // Emulation: inactive_is_low reads the exact list sizes of the subtree (the kernel reads the
 //   rstat aggregates, as fresh as their last flush); the refault snapshot reads the statistics.
 // Emulation: each scanned page costs reclaim_scan, each memcg visited reclaim_visit and each
@@ -42,8 +47,10 @@
 #include "mm/vmscan.h"
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
+#include "kernel/sysctl.h"
 #include "mm/cost_model.h"
 #include "mm/filemap.h"
 #include "mm/memcontrol_folio.h"
@@ -53,6 +60,7 @@
 #include "mm/rmap.h"
 #include "mm/swap.h"
 #include "mm/vmpressure.h"
+#include "mm/vmstat.h"
 #include "mm/workingset.h"
 #include "shim/kthread.h"
 #include "shim/machine.h"
@@ -236,7 +244,10 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc, unsigned long
         put_swap_folio(entry);
         goto keep_locked;
       }
-      // pageout(): swap_writepage, complete at once (see the banner).
+      // pageout(): swap_writepage, complete at once (see the banner); its bio counts PGPGOUT
+      // in sectors.
+      count_vm_events(PGPGOUT, nr << (PAGE_SHIFT - 9));
+      count_vm_events(PSWPOUT, nr);
       count_memcg_events(folio_memcg(f), PSWPOUT, nr);
       emu::consume_time(nr * emu::cost_model().swap_out);
       *nr_pageout += nr;
@@ -262,6 +273,7 @@ unsigned long shrink_folio_list(list_head *list, scan_control *sc, unsigned long
   activate_locked:
     if (!folio_test_mlocked(f)) {
       folio_set_active(f);
+      count_vm_events(PGACTIVATE, nr);
       count_memcg_events(folio_memcg(f), PGACTIVATE, nr);
     }
   keep_locked:
@@ -290,19 +302,25 @@ unsigned long shrink_inactive_list(unsigned long nr_to_scan, lruvec *lv, scan_co
   mem_cgroup *owner = lruvec_memcg(lv);
   // reclaimer_offset(): kswapd, then proactive (memory.reclaim), then direct reclaim.
   const bool kswapd = current_is_kswapd();
-  count_memcg_events(owner,
-                     kswapd ? PGSCAN_KSWAPD : sc->proactive ? PGSCAN_PROACTIVE : PGSCAN_DIRECT,
-                     nr_scanned);
+  const bool file = is_file_lru(lru);
+  const vm_event_item scan_item =
+      kswapd ? PGSCAN_KSWAPD : sc->proactive ? PGSCAN_PROACTIVE : PGSCAN_DIRECT;
+  // The node's events: the reclaimer's for global reclaim only, the type's for every reclaim.
+  if (!sc->cgroup_reclaim) count_vm_events(scan_item, nr_scanned);
+  count_memcg_events(owner, scan_item, nr_scanned);
+  count_vm_events(file ? PGSCAN_FILE : PGSCAN_ANON, nr_scanned);
   emu::consume_time(nr_scanned * emu::cost_model().reclaim_scan);
   if (nr_taken == 0) return 0;
 
   unsigned long nr_pageout;
   unsigned long nr_reclaimed = shrink_folio_list(&folio_list, sc, &nr_pageout);
   move_folios_to_lru(lv, &folio_list);
-  count_memcg_events(owner,
-                     kswapd ? PGSTEAL_KSWAPD : sc->proactive ? PGSTEAL_PROACTIVE : PGSTEAL_DIRECT,
-                     nr_reclaimed);
-  lru_note_cost(lv, is_file_lru(lru), static_cast<unsigned int>(nr_pageout),
+  const vm_event_item steal_item =
+      kswapd ? PGSTEAL_KSWAPD : sc->proactive ? PGSTEAL_PROACTIVE : PGSTEAL_DIRECT;
+  if (!sc->cgroup_reclaim) count_vm_events(steal_item, nr_reclaimed);
+  count_memcg_events(owner, steal_item, nr_reclaimed);
+  count_vm_events(file ? PGSTEAL_FILE : PGSTEAL_ANON, nr_reclaimed);
+  lru_note_cost(lv, file, static_cast<unsigned int>(nr_pageout),
                 static_cast<unsigned int>(nr_scanned - nr_reclaimed));
   return nr_reclaimed;
 }
@@ -315,6 +333,7 @@ void shrink_active_list(unsigned long nr_to_scan, lruvec *lv, scan_control *sc, 
   spin_lock_irq(&lv->lru_lock);
   isolate_lru_folios(nr_to_scan, lv, &l_hold, &nr_scanned, sc, lru);
   spin_unlock_irq(&lv->lru_lock);
+  if (!sc->cgroup_reclaim) count_vm_events(PGREFILL, nr_scanned);
   count_memcg_events(lruvec_memcg(lv), PGREFILL, nr_scanned);
   emu::consume_time(nr_scanned * emu::cost_model().reclaim_scan);
   unsigned long nr_deactivate = 0;
@@ -337,6 +356,7 @@ void shrink_active_list(unsigned long nr_to_scan, lruvec *lv, scan_control *sc, 
   }
   move_folios_to_lru(lv, &l_active);
   move_folios_to_lru(lv, &l_inactive);
+  count_vm_events(PGDEACTIVATE, nr_deactivate);
   count_memcg_events(lruvec_memcg(lv), PGDEACTIVATE, nr_deactivate);
 }
 
@@ -596,6 +616,8 @@ void snapshot_refaults(mem_cgroup *target) {
 unsigned long do_try_to_free_pages(scan_control *sc) {
   int initial_priority = sc->priority;
 retry:
+  // A direct reclaim stall of an allocation (ZONE_NORMAL, the only zone).
+  if (!sc->cgroup_reclaim) count_vm_event(ALLOCSTALL_NORMAL);
   do {
     // Proactive reclaim (memory.reclaim) is not pressure: it reports nothing.
     if (!sc->proactive) vmpressure_prio(sc->gfp_mask, sc->target_mem_cgroup, sc->priority);
@@ -653,6 +675,24 @@ bool kswapd_shrink_node(scan_control *sc) {
 }  // namespace
 
 
+namespace {
+// vmscan_sysctl_table[].
+const ctl_table vmscan_sysctl_table[] = {
+    {.procname = "swappiness",
+     .data = &vm_swappiness,
+     .maxlen = sizeof(vm_swappiness),
+     .mode = 0644,
+     .proc_handler = proc_dointvec_minmax,
+     .extra1 = SYSCTL_ZERO,
+     .extra2 = SYSCTL_TWO_HUNDRED},
+};
+}  // namespace
+
+void vmscan_sysctl_init() {
+  WRITE_ONCE(vm_swappiness, 60);
+  register_sysctl_init("vm", vmscan_sysctl_table, std::size(vmscan_sysctl_table));
+}
+
 bool inactive_is_low(mem_cgroup *memcg, lru_list inactive_lru) {
   unsigned long inactive = lruvec_subtree_lru_pages(memcg, inactive_lru);
   unsigned long active =
@@ -672,6 +712,7 @@ int balance_pgdat(pglist_data *pgdat, int order) {
   sc.target_mem_cgroup = root_mem_cgroup;
   sc.cgroup_reclaim = false;
   sc.may_unmap = true;
+  count_vm_event(PAGEOUTRUN);
 
   sc.priority = DEF_PRIORITY;
   do {

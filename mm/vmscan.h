@@ -68,9 +68,13 @@ unsigned long try_to_free_pages(gfp_t gfp_mask, int order);
  */
 void wakeup_kswapd(gfp_t gfp_flags, int order);
 
-// kswapd_init(): the node's kswapd state at boot (no thread yet); kswapd_stop(): stops the
-// thread, if it was started, and waits for it (machine shutdown, memcg shutdown).
+// kswapd_init(): the node's kswapd state at boot (no thread yet) and vmscan's sysctl
+// (vmscan_sysctl_init); kswapd_stop(): stops the thread, if it was started, and waits for it
+// (machine shutdown, memcg shutdown).
 void kswapd_init();
+// vmscan_sysctl_table[]: /proc/sys/vm/swappiness (vm_swappiness, 0..MAX_SWAPPINESS), back at
+// its boot value 60; registered at boot.
+void vmscan_sysctl_init();
 void kswapd_stop();
 // The node (NODE_DATA(0)).
 pglist_data *node_data();

@@ -17,13 +17,16 @@
 //   watermark runs no kswapd, so its task ids and its simulated schedule are those it had
 //   before kswapd was modelled. It is a daemon kthread (shim/kthread.h): the machine's run()
 //   does not wait for it, and memcg's shutdown stops it (kswapd_stop).
-// Emulation: no freezer, kcompactd, pfmemalloc_wait, per-CPU vmstat thresholds or
-//   KSWAPD_LOW/HIGH_WMARK_HIT_QUICKLY events; the only order is 0 and the only zone is
-//   ZONE_NORMAL, so kswapd_highest_zoneidx is not kept.
+// kswapd_try_to_sleep() counts KSWAPD_LOW_WMARK_HIT_QUICKLY when an allocation woke it during
+// its nap and KSWAPD_HIGH_WMARK_HIT_QUICKLY when the node is not balanced after it (or before
+// it); balance_pgdat() counts PAGEOUTRUN (mm/vmstat.h).
+// Emulation: no freezer, kcompactd, pfmemalloc_wait or per-CPU vmstat thresholds; the only
+//   order is 0 and the only zone is ZONE_NORMAL, so kswapd_highest_zoneidx is not kept.
 #include <atomic>
 
 #include "mm/page_alloc.h"
 #include "mm/vmscan.h"
+#include "mm/vmstat.h"
 #include "shim/kthread.h"
 #include "shim/wait.h"
 
@@ -47,7 +50,8 @@ bool prepare_kswapd_sleep(pglist_data *pgdat, int order) {
   return pgdat_balanced(pgdat, order);
 }
 
-void kswapd_try_to_sleep(pglist_data *pgdat, int reclaim_order) {
+// @start: the thread's first call, at the wake-up that started it (see the banner).
+void kswapd_try_to_sleep(pglist_data *pgdat, int reclaim_order, bool start) {
   long remaining = 0;
   wait_queue_entry wait;
 
@@ -73,6 +77,14 @@ void kswapd_try_to_sleep(pglist_data *pgdat, int reclaim_order) {
       schedule();
       g_kswapd_sleeping.store(false);
     }
+  } else if (remaining) {
+    // Woken during the nap: the low watermark was hit soon after balancing.
+    count_vm_event(KSWAPD_LOW_WMARK_HIT_QUICKLY);
+  } else if (!start) {
+    // Not balanced at the high watermark after the nap (or before it).
+    // Emulation: not at the thread's start, which stands for the kernel's kswapd being woken
+    // from the sleep it went to at boot (no event there).
+    count_vm_event(KSWAPD_HIGH_WMARK_HIT_QUICKLY);
   }
   finish_wait(&pgdat->kswapd_wait, &wait);
 }
@@ -82,11 +94,13 @@ int kswapd(void *p) {
   current->flags |= PF_MEMALLOC | PF_KSWAPD;
   // The kernel clears kswapd_order here, before any wake-up; this thread starts at its first
   // wake-up, whose order stays (see the banner).
+  bool start = true;
   for (;;) {
     int alloc_order, reclaim_order;
     alloc_order = reclaim_order = READ_ONCE(pgdat->kswapd_order);
   kswapd_try_sleep:
-    kswapd_try_to_sleep(pgdat, reclaim_order);
+    kswapd_try_to_sleep(pgdat, reclaim_order, start);
+    start = false;
     // The order of the allocations that woke it.
     alloc_order = READ_ONCE(pgdat->kswapd_order);
     WRITE_ONCE(pgdat->kswapd_order, 0);
@@ -126,6 +140,7 @@ void kswapd_init() {
   g_node.kswapd = nullptr;
   g_kswapd_sleeping.store(false);
   g_kswapd_state.store(KSWAPD_NONE);
+  vmscan_sysctl_init();
 }
 
 void kswapd_stop() {

@@ -143,6 +143,77 @@ TEST_CASE("umemcg sh --memory: the machine's RAM; exhausting it reclaims, then O
   CHECK(tiny.status == 2);
 }
 
+namespace {
+// The value of line @key ("key value\n") in @text, or -1.
+long long stat_value(const std::string &text, const std::string &key) {
+  size_t at = text.find(key + " ");
+  while (at != std::string::npos && at != 0 && text[at - 1] != '\n')
+    at = text.find(key + " ", at + 1);
+  if (at == std::string::npos) return -1;
+  return std::stoll(text.substr(at + key.size() + 1));
+}
+}  // namespace
+
+TEST_CASE("umemcg sh: /proc/vmstat and the vm sysctls: read, written, refused; /proc/zoneinfo "
+          "shows the recomputed watermarks", "[sh][machine][global][vmstat]") {
+  Run r = sh(
+      "cat /proc/sys/vm/min_free_kbytes /proc/sys/vm/watermark_scale_factor\n"
+      "cat /proc/sys/vm/swappiness\n"
+      "ls /proc/sys/vm\n"
+      "echo 1024 > /proc/sys/vm/min_free_kbytes\n"
+      "echo 1000 > /proc/sys/vm/watermark_scale_factor\n"
+      "cat /proc/zoneinfo\n"
+      "echo 0 > /proc/sys/vm/watermark_scale_factor\n"
+      "echo zero $?\n"
+      "echo 3001 > /proc/sys/vm/watermark_scale_factor\n"
+      "echo -1 > /proc/sys/vm/min_free_kbytes\n"
+      "echo 201 > /proc/sys/vm/swappiness\n"
+      "echo 100 > /proc/sys/vm/swappiness\n"
+      "cat /proc/sys/vm/min_free_kbytes /proc/sys/vm/watermark_scale_factor\n"
+      "cat /proc/sys/vm/swappiness\n"
+      "echo +memory > cgroup.subtree_control\n"
+      "mkdir a\n"
+      "run a anon 7M\n"
+      "echo run $?\n"
+      "sleep 3\n"
+      "cat a/memory.stat\n"
+      "echo ---\n"
+      "cat /proc/vmstat\n",
+      "--memory 8M --swap 16M");
+  INFO(r.out);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  // Boot: 362 KiB for 8M (see the --memory test), factor 10, swappiness 60.
+  CHECK(r.out.find("362\n10\n60\nmin_free_kbytes\nswappiness\nwatermark_scale_factor\n") == 0);
+  // 1024 KiB: min 256 pages; factor 1000: 2048 * 1000 / 10000 = 204 pages apart (> 256 / 4).
+  CHECK(r.out.find("        min      256\n        low      460\n        high     664\n"
+                   "        promo    868\n") != std::string::npos);
+  CHECK(r.out.find("zero 1\n1024\n1000\n100\n") != std::string::npos);
+  CHECK(r.err ==
+        "umemcg sh: 7: echo: write error: Invalid argument\n"
+        "umemcg sh: 9: echo: write error: Invalid argument\n"
+        "umemcg sh: 10: echo: write error: Invalid argument\n"
+        "umemcg sh: 11: echo: write error: Invalid argument\n");
+  CHECK(r.out.find("run 0\n") != std::string::npos);
+  size_t sep = r.out.find("---\n");
+  REQUIRE(sep != std::string::npos);
+  const std::string memstat = r.out.substr(0, sep), vmstat = r.out.substr(sep + 4);
+  CHECK(vmstat.find("nr_free_pages ") == 0);
+  CHECK(vmstat.size() > 14);
+  CHECK(vmstat.substr(vmstat.size() - 14) == "nr_unstable 0\n");
+  // The 7M process faulted 1792 pages on 2048 pages of RAM: kswapd swapped some out. Its
+  // faults and swap-outs are the machine's (no other process faulted or was reclaimed).
+  CHECK(stat_value(vmstat, "pgfault") == 1792);
+  CHECK(stat_value(vmstat, "pgfault") == stat_value(memstat, "pgfault"));
+  CHECK(stat_value(vmstat, "pswpout") > 0);
+  CHECK(stat_value(vmstat, "pswpout") == stat_value(memstat, "pswpout"));
+  CHECK(stat_value(vmstat, "pgpgout") == 4 * stat_value(vmstat, "pswpout"));
+  CHECK(stat_value(vmstat, "pgscan_kswapd") == stat_value(memstat, "pgscan_kswapd"));
+  CHECK(stat_value(vmstat, "pgsteal_kswapd") == stat_value(memstat, "pgsteal_kswapd"));
+  CHECK(stat_value(vmstat, "pageoutrun") >= 1);
+  CHECK(stat_value(vmstat, "oom_kill") == 0);
+}
+
 TEST_CASE("umemcg sh: a limit hit ends in an OOM kill; memory.events counts it", "[sh][machine]") {
   Run r = sh(
       "echo +memory > cgroup.subtree_control\n"

@@ -22,14 +22,16 @@
 #include "kernel/fdtable.h"
 #include "kernel/kernfs/kernfs.h"
 #include "kernel/notify/inotify.h"
+#include "kernel/sysctl.h"
 #include "mm/lru_check.h"
 #include "mm/memcontrol.h"
 #include "mm/memcontrol_iter.h"
 #include "mm/page_alloc.h"
 #include "mm/process.h"
 #include "mm/swap.h"
-#include "shim/hung_task.h"
 #include "mm/swapfile.h"
+#include "mm/vmstat.h"
+#include "shim/hung_task.h"
 #include "shim/completion.h"
 #include "shim/jiffies.h"
 #include "shim/machine.h"
@@ -60,20 +62,11 @@ std::string proc_swaps_text() {
   return text + line;
 }
 
-// global_node_page_state(): the machine's count of @idx, the exact sum of every memcg's own
-// counts (every page is charged to one memcg, the root included). Exact where memory.stat's
-// rstat-flushed numbers may lag, so that MemFree and the lines below add up at any time.
-unsigned long global_node_page_state(int idx) {
-  long n = 0;
-  for (mem_cgroup *m = mem_cgroup_iter(nullptr, nullptr, nullptr); m;
-       m = mem_cgroup_iter(nullptr, m, nullptr))
-    n += emu::memcg_page_state_local_sum(m, idx);
-  return n > 0 ? static_cast<unsigned long>(n) : 0;
-}
-
 // /proc/meminfo (meminfo_proc_show's format) for the lines the memory model has numbers for:
 // the RAM from the page allocator (mm/page_alloc.h), the LRU and page-cache counts from the
-// machine's node statistics, swap from the device.
+// machine's node statistics (global_node_page_state, mm/vmstat.h: exact where memory.stat's
+// rstat-flushed numbers may lag, so that MemFree and the lines below add up at any time), swap
+// from the device.
 std::string proc_meminfo_text() {
   auto st = [](int idx) { return global_node_page_state(idx); };
   unsigned long free = nr_free_pages();
@@ -147,9 +140,23 @@ bool proc_text(const std::string &path, std::string *text) {
     if (text) *text = proc_zoneinfo_text();
     return true;
   }
+  if (path == "/proc/vmstat") {
+    if (text) *text = vmstat_text();
+    return true;
+  }
   return false;
 }
+// A read-only file of /proc (a sysctl file of /proc/sys is not one: see sysctl_lookup).
 bool is_proc_file(const std::string &path) { return proc_text(path, nullptr); }
+
+// The directories of /proc: /proc itself and those of /proc/sys with registered sysctls.
+bool is_proc_dir(const std::string &path) {
+  return path == "/proc" || emu::sysctl_is_dir(path);
+}
+// Anything of /proc the machine has: a file, a sysctl file or a directory.
+bool is_proc_path(const std::string &path) {
+  return is_proc_file(path) || is_proc_dir(path) || emu::sysctl_lookup(path);
+}
 
 bool under_mount(const std::string &path) {
   const std::string mnt = CGROUP_MOUNT_POINT;
@@ -210,11 +217,19 @@ class MachineOs final : public ShellOs {
     if (is_proc_file(path)) {
       if ((flags & O_ACCMODE) != O_RDONLY) return -EACCES;
       fd.proc = path;
+    } else if (const ctl_table *t = emu::sysctl_lookup(path)) {
+      // proc_sys_permission(): the mode's owner bits (the shell runs as root).
+      if ((flags & O_ACCMODE) != O_WRONLY && !(t->mode & 0400)) return -EACCES;
+      if ((flags & O_ACCMODE) != O_RDONLY && !(t->mode & 0200)) return -EACCES;
+      fd.sysctl = t;
+    } else if (is_proc_dir(path)) {
+      return -EISDIR;  // the shell opens files to read or write them
     } else if (!under_mount(path)) {
       return -ENOENT;
     } else if (int err = cgroupfs_open(path, kf_flags(flags), &fd.file)) {
       return err;
     }
+    fd.flags = flags;
     // The kernel's descriptor table holds the number (cgroup.event_control resolves it there).
     int n = fd_install(fd_entry{fd.file, nullptr});
     fds_.emplace(n, fd);
@@ -255,6 +270,10 @@ class MachineOs final : public ShellOs {
       if (offset < text.size()) *out = text.substr(offset);
       return 0;
     }
+    if (it->second.sysctl) {
+      if ((it->second.flags & O_ACCMODE) == O_WRONLY) return -EBADF;
+      return emu::sysctl_read(it->second.sysctl, static_cast<loff_t>(offset), out);
+    }
     for (uint64_t pos = offset;;) {
       ssize_t n = cgroupfs_read(it->second.file, out, static_cast<loff_t>(pos), 1 << 16);
       if (n < 0) return static_cast<int>(n);
@@ -269,6 +288,10 @@ class MachineOs final : public ShellOs {
     if (it == fds_.end()) return -EBADF;
     if (!it->second.proc.empty()) return -EBADF;  // opened read-only
     if (it->second.efd) return -EINVAL;            // eventfd writes are not provided
+    if (it->second.sysctl) {
+      if ((it->second.flags & O_ACCMODE) == O_RDONLY) return -EBADF;
+      return emu::sysctl_write(it->second.sysctl, bytes, &it->second.pos);
+    }
     return cgroupfs_write(it->second.file, bytes.data(), bytes.size());
   }
 
@@ -283,27 +306,35 @@ class MachineOs final : public ShellOs {
 
   int mkdir(const std::string &path) override {
     emu::KernelEntry k;
-    if (mount_ancestor(path) || is_proc_file(path)) return -EEXIST;
+    if (mount_ancestor(path) || is_proc_path(path)) return -EEXIST;
     if (!under_mount(path)) return -EACCES;
     return cgroupfs_mkdir(path);
   }
   int rmdir(const std::string &path) override {
     emu::KernelEntry k;
-    if (is_proc_file(path)) return -ENOTDIR;
-    if (mount_ancestor(path)) return -EBUSY;
+    if (is_proc_file(path) || emu::sysctl_lookup(path)) return -ENOTDIR;
+    if (mount_ancestor(path) || is_proc_dir(path)) return -EBUSY;
     if (!under_mount(path)) return -ENOENT;
     return cgroupfs_rmdir(path);
   }
   int readdir(const std::string &path, std::vector<std::string> *names) override {
     emu::KernelEntry k;
-    if (is_proc_file(path)) return -ENOTDIR;
+    if (is_proc_file(path) || emu::sysctl_lookup(path)) return -ENOTDIR;
+    if (path == "/proc") {
+      *names = {"meminfo", "swaps", "sys", "vmstat", "zoneinfo"};
+      return 0;
+    }
+    if (is_proc_dir(path)) {
+      *names = emu::sysctl_readdir(path);
+      return 0;
+    }
     if (!under_mount(path)) return -ENOENT;
     return cgroupfs_readdir(path, names);
   }
   int stat(const std::string &path, bool *is_dir) override {
     emu::KernelEntry k;
-    if (is_proc_file(path) || mount_ancestor(path)) {
-      *is_dir = !is_proc_file(path);
+    if (is_proc_path(path) || mount_ancestor(path)) {
+      *is_dir = !is_proc_file(path) && !emu::sysctl_lookup(path);
       return 0;
     }
     if (!under_mount(path)) return -ENOENT;
@@ -312,7 +343,7 @@ class MachineOs final : public ShellOs {
 
   int watch(const std::string &path) override {
     emu::KernelEntry k;
-    if (!under_mount(path)) return is_proc_file(path) ? -EINVAL : -ENOENT;
+    if (!under_mount(path)) return is_proc_path(path) ? -EINVAL : -ENOENT;
     if (!group_) {
       fsnotify_group *g = cgroupfs_inotify_init();
       if (IS_ERR(g)) return static_cast<int>(PTR_ERR(g));
@@ -438,6 +469,9 @@ class MachineOs final : public ShellOs {
     kernfs_file *file = nullptr;
     eventfd_ctx *efd = nullptr;
     std::string proc;  // the /proc file it reads, or empty
+    const ctl_table *sysctl = nullptr;  // the /proc/sys file, or nullptr
+    int flags = 0;                      // open(2)'s flags
+    loff_t pos = 0;                     // the file position of writes (sysctl files)
   };
   // close(2): the number leaves the kernel's table, then the file goes.
   static void release(int n, const Fd &fd) {

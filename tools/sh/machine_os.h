@@ -11,10 +11,11 @@
 // cgroup removed) when the shell exits. machine_run() is the same machine for another body than
 // the shell (`umemcg bpf run` test-runs a program in that process).
 //
-// Files: /sys/fs/cgroup and below (the cgroup filesystem), /proc/meminfo, /proc/zoneinfo and
-// /proc/swaps (the
-// kernel's header line and one line per swap device: --swap SIZE gives the machine one device
-// of SIZE rounded down to whole pages, mm/swapfile.h; --swap 0, the default, none).
+// Files: /sys/fs/cgroup and below (the cgroup filesystem), /proc/meminfo, /proc/zoneinfo,
+// /proc/vmstat and /proc/swaps (read-only), and the sysctls of /proc/sys/vm (read and write).
+// /proc/swaps: the kernel's header line and one line per swap device (--swap SIZE gives the
+// machine one device of SIZE rounded down to whole pages, mm/swapfile.h; --swap 0, the
+// default, none).
 // /proc/meminfo: MemTotal, MemFree, MemAvailable, Buffers, Cached, SwapCached, Active, Inactive,
 // Active(anon), Inactive(anon), Active(file), Inactive(file), Unevictable, SwapTotal, SwapFree,
 // AnonPages, Mapped and Shmem, in the kernel's format and order (the other lines of a real
@@ -26,6 +27,12 @@
 // /proc/zoneinfo: the one zone's "Node 0, zone   Normal" header and its page lines (pages free,
 // boost, min, low, high, promo, spanned, present, managed, cma) in zoneinfo_show_print's format;
 // its statistics, protection and pageset lines are absent.
+// /proc/vmstat: vmstat_text() (mm/vmstat.h), every line of the emulated kernel's config in the
+// kernel's order. /proc/sys/vm/min_free_kbytes, watermark_scale_factor and swappiness: the
+// registered sysctl tables (kernel/sysctl.h, mm/page_alloc.h, mm/vmscan.h), opened for reading
+// and/or writing as their mode allows; a write is parsed at the descriptor's position (one
+// write(2) per `echo`), a bad number fails with EINVAL. /proc, /proc/sys and /proc/sys/vm are
+// directories (ls lists them).
 // Emulation: MemAvailable counts no reclaimable slab (slab memory here is unreclaimable).
 // --memory bounds every folio of the machine and the slab pages charged to cgroups: below the
 // low watermark kswapd reclaims, below the min one the allocation reclaims globally and then
