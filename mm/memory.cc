@@ -265,6 +265,17 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr) {
   return 0;
 }
 
+bool pte_write_present(mm_struct *mm, unsigned long addr) {
+  spin_lock(&mm->page_table_lock);
+  vm_area_struct *vma = find_vma(mm, addr);
+  pte_t *pte = vma ? &vma->ptes[addr - vma->vm_start] : nullptr;
+  const bool present = pte && pte->page;
+  // Emulation: the hardware's accessed bit, set on the PTE under the page table's lock.
+  if (present) pte->young = true;
+  spin_unlock(&mm->page_table_lock);
+  return present;
+}
+
 vm_fault_t do_user_addr_fault(mm_struct *mm, unsigned long addr) {
   for (;;) {
     // handle_mm_fault() with FAULT_FLAG_USER.

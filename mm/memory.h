@@ -64,6 +64,13 @@ vm_fault_t handle_mm_fault(mm_struct *mm, unsigned long addr);
 // after VM_FAULT_OOM unless a fatal signal is pending; a v1 OOM with oom_kill_disable is waited
 // out first (mem_cgroup_oom_synchronize). Returns 0, VM_FAULT_SIGBUS or VM_FAULT_OOM.
 vm_fault_t do_user_addr_fault(mm_struct *mm, unsigned long addr);
+/**
+ * pte_write_present - the MMU's side of a write to page @addr of @mm: if a page is mapped
+ *   there, its accessed bit is set and true returned (no fault: nothing counted, no kernel
+ *   entry); false if the write must fault (nothing mapped, or a swap entry)
+ * Context: user mode (no vCPU needed); takes the page table's lock.
+ */
+bool pte_write_present(mm_struct *mm, unsigned long addr);
 // __oom_reap_task_mm(): the OOM reaper's unmap of every private mapping of @mm (the mappings
 // stay, their pages and swap entries go, mlocked ones too), after setting MMF_UNSTABLE so that
 // a later fault of the victim fails with VM_FAULT_SIGBUS instead of mapping a page.

@@ -255,9 +255,11 @@ TEST_CASE("vm events: a swapped-out page faulted back is a major fault and a psw
     CHECK(gev(PGMAJFAULT) == in);
     CHECK(memcg_sum(PGMAJFAULT) == in);
     CHECK(memcg_sum(PSWPIN) == in);
-    // Each user_write() enters the fault path (mm/process.h), present page or not.
-    CHECK(gev(PGFAULT) == 200);
-    CHECK(memcg_sum(PGFAULT) == 200);
+    // A write faults only where no page is mapped (mm/process.h): the first pass's 100, then
+    // the swapped-out pages of the second; a write to a mapped page is no fault.
+    CHECK(in < 100);
+    CHECK(gev(PGFAULT) == 100 + in);
+    CHECK(memcg_sum(PGFAULT) == 100 + in);
     CHECK(vmstat_map()["pgpgin"] == in * 4);
     CHECK(nr_free_pages() == 1000);
   });
