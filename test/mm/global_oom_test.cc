@@ -13,11 +13,6 @@ using namespace umemcg::test;
 
 namespace {
 
-memcg_boot_params with_ram(memcg_boot_params p, unsigned long pages) {
-  p.totalram_pages = pages;
-  return p;
-}
-
 // A process in @memcg faulting @nr anon pages (mmap @flags: MAP_POPULATE|MAP_LOCKED faults them
 // in the mmap), then blocked in the kernel in an uninterruptible sleep until @gate completes (a
 // fatal signal cannot end it before): an OOM victim that cannot exit. @ready completes once the
@@ -39,12 +34,6 @@ emu::Process *start_blocked_holder(mem_cgroup *memcg, unsigned long nr, completi
 }
 
 // Every charge handed back: stocks drained, deferred work done.
-void drain_charges() {
-  lru_add_drain_all();
-  drain_all_stock(root_mem_cgroup);
-  flush_workqueue(memcg_wq);
-}
-
 }  // namespace
 
 TEST_CASE("the machine's RAM: every folio takes a page, freeing gives it back", "[mm][global]") {

@@ -12,17 +12,6 @@ using namespace umemcg::test;
 
 namespace {
 
-memcg_boot_params with_ram(memcg_boot_params p, unsigned long pages) {
-  p.totalram_pages = pages;
-  return p;
-}
-
-void drain_charges() {
-  lru_add_drain_all();
-  drain_all_stock(root_mem_cgroup);
-  flush_workqueue(memcg_wq);
-}
-
 long ev(mem_cgroup *m, int item) { return static_cast<long>(emu::memcg_events_local_sum(m, item)); }
 
 }  // namespace

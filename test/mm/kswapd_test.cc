@@ -17,18 +17,6 @@ using namespace umemcg::test;
 
 namespace {
 
-memcg_boot_params with_ram(memcg_boot_params p, unsigned long pages, unsigned long swap = 0) {
-  p.totalram_pages = pages;
-  p.swap_pages = swap;
-  return p;
-}
-
-void drain_charges() {
-  lru_add_drain_all();
-  drain_all_stock(root_mem_cgroup);
-  flush_workqueue(memcg_wq);
-}
-
 bool kswapd_started() { return READ_ONCE(node_data()->kswapd) != nullptr; }
 // kswapd sleeps on kswapd_wait (its nap or its sleep until woken).
 bool kswapd_asleep() { return waitqueue_active(&node_data()->kswapd_wait); }

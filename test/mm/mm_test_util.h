@@ -79,6 +79,21 @@ inline unsigned long folio_pages_held() {
     n += lru_total(m) + lru_add_batched_pages(m);
   return n;
 }
+// A machine of @pages of RAM (memcg_boot_params::totalram_pages) with @swap swap slots.
+inline memcg_boot_params with_ram(memcg_boot_params p, unsigned long pages,
+                                  unsigned long swap = 0) {
+  p.totalram_pages = pages;
+  p.swap_pages = swap;
+  return p;
+}
+
+// Every per-CPU LRU batch and charge stock emptied, and memcg's queued work done.
+inline void drain_charges() {
+  lru_add_drain_all();
+  drain_all_stock(root_mem_cgroup);
+  flush_workqueue(memcg_wq);
+}
+
 inline unsigned long ram_used() { return totalram_pages() - nr_free_pages(); }
 
 // Reads @nr pages of @ino from page @first into the page cache, charged to @memcg (kernel task).

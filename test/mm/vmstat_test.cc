@@ -25,18 +25,6 @@ using namespace umemcg::test;
 
 namespace {
 
-memcg_boot_params with_ram(memcg_boot_params p, unsigned long pages, unsigned long swap = 0) {
-  p.totalram_pages = pages;
-  p.swap_pages = swap;
-  return p;
-}
-
-void drain_charges() {
-  lru_add_drain_all();
-  drain_all_stock(root_mem_cgroup);
-  flush_workqueue(memcg_wq);
-}
-
 void let_kswapd_settle() { schedule_timeout_uninterruptible(static_cast<long>(HZ)); }
 
 unsigned long gev(int item) { return global_vm_event(item); }
