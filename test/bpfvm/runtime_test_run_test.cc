@@ -18,11 +18,8 @@
 #include "shim/errno.h"
 #include "shim/machine.h"
 #include "shim/rcupdate.h"
+#include "test/bpfvm/runtime_test_util.h"
 #include "test/support/machine_fixture.h"
-
-#ifndef UMEMCG_BPF_PROGS_DIR
-#error "UMEMCG_BPF_PROGS_DIR must name the compiled test programs"
-#endif
 
 using namespace umemcg;
 using namespace umemcg::emu;
@@ -38,24 +35,10 @@ std::string prog_path(const char *name) { return std::string(UMEMCG_BPF_PROGS_DI
 std::unique_ptr<BpfLoadedObject> open_obj(const char *name) {
   BpfLinkOptions lopts;
   lopts.run_unverified = true;
-  auto lo = BpfLoadedObject::open(prog_path(name), nullptr, lopts);
-  INFO(lo.status().message());
-  REQUIRE(lo.ok());
-  return std::move(*lo);
+  return testing::open_progs_object(name, LoadOptions{}, lopts);
 }
 
-template <typename T>
-BpfTestRunResult test_run(BpfLoadedObject &lo, const char *prog, T *ctx) {
-  BpfLoadedProg *p = lo.find_program(prog);
-  REQUIRE(p);
-  BpfTestRunOpts o;
-  o.ctx_in.resize(sizeof(T));
-  std::memcpy(o.ctx_in.data(), ctx, sizeof(T));
-  BpfTestRunResult r = bpf_prog_test_run(*p, o);
-  INFO(r.error);
-  std::memcpy(ctx, o.ctx_in.data(), sizeof(T));
-  return r;
-}
+using testing::test_run_ctx;
 
 struct args {
   u32 key;
@@ -127,7 +110,7 @@ TEST_CASE("runtime: hash map and ring buffer from a SYSCALL program", "[bpfvm][r
     });
 
     args a{7, BPF_NOEXIST, 1234, 0};
-    BpfTestRunResult r = test_run(*lo, "update_and_emit", &a);
+    BpfTestRunResult r = test_run_ctx(*lo, "update_and_emit", &a);
     CHECK(r.err == 0);
     CHECK(r.retval == 0);
     CHECK(a.out == 1234);
@@ -135,7 +118,7 @@ TEST_CASE("runtime: hash map and ring buffer from a SYSCALL program", "[bpfvm][r
     CHECK(sys_map_lookup_elem(hash, &a.key, &v) == 0);
     CHECK(v == 1234);
     a.value = 99;
-    r = test_run(*lo, "update_and_emit", &a);
+    r = test_run_ctx(*lo, "update_and_emit", &a);
     CHECK(r.retval == (u32)-EEXIST);  // BPF_NOEXIST on an existing key
     CHECK(a.out == 1234);
     CHECK(cons.consume() == 2);
@@ -155,17 +138,17 @@ TEST_CASE("runtime: hash map and ring buffer from a SYSCALL program", "[bpfvm][r
     // max_entries: 4 keys fit, the fifth gets -E2BIG.
     for (u32 k = 100; k < 104; k++) {
       args b{k, BPF_ANY, k, 0};
-      CHECK(test_run(*lo, "update_and_emit", &b).retval == (k < 103 ? 0u : (u32)-E2BIG));
+      CHECK(test_run_ctx(*lo, "update_and_emit", &b).retval == (k < 103 ? 0u : (u32)-E2BIG));
     }
     args d{7, 0, 0, 0};
-    CHECK(test_run(*lo, "delete_key", &d).retval == 0);
-    CHECK(test_run(*lo, "delete_key", &d).retval == (u32)-ENOENT);
+    CHECK(test_run_ctx(*lo, "delete_key", &d).retval == 0);
+    CHECK(test_run_ctx(*lo, "delete_key", &d).retval == (u32)-ENOENT);
 
     // ringbuf_output + reserve/discard + query.
     CHECK(cons.consume() == 4);
     events.clear();
     args o{5, 0, 55, 0};
-    r = test_run(*lo, "output_discard", &o);
+    r = test_run_ctx(*lo, "output_discard", &o);
     CHECK(r.retval == 0);
     CHECK(o.out == 2 * bpf_ringbuf_record_len(sizeof(event)));
     CHECK(cons.consume() == 1);  // the discarded record is skipped
@@ -244,7 +227,7 @@ TEST_CASE("runtime: the verifier finds the bpf_spin_lock in a BTF map value",
           "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region");
     CHECK_FALSE(leak->runnable());
     struct { u64 n, a, b; } la{4, 0, 0};
-    CHECK(test_run(**lo, "locked_add", &la).err == 0);
+    CHECK(test_run_ctx(**lo, "locked_add", &la).err == 0);
     CHECK(la.a == 4);
     CHECK(la.b == 8);
   });
@@ -257,10 +240,10 @@ TEST_CASE("runtime: checked runs stop bad programs and clean up", "[bpfvm][runti
     args a{};
     // The verifier accepts the read (a SYSCALL ctx may be up to 64 KiB); test-run refuses a
     // ctx_in smaller than the highest byte the program reads, as the kernel does.
-    BpfTestRunResult r = test_run(*lo, "bad_ctx_read", &a);
+    BpfTestRunResult r = test_run_ctx(*lo, "bad_ctx_read", &a);
     CHECK(r.err == -EINVAL);
     CHECK(r.error.find("smaller than the program reads") != std::string::npos);
-    r = test_run(*lo, "leak_record", &a);
+    r = test_run_ctx(*lo, "leak_record", &a);
     CHECK(r.err == -EFAULT);
     CHECK(r.error.find("neither submitted nor discarded") != std::string::npos);
     // The leaked record was discarded: the ring is not stuck behind it.
@@ -268,26 +251,26 @@ TEST_CASE("runtime: checked runs stop bad programs and clean up", "[bpfvm][runti
     int n = 0;
     cons.add(lo->find_map("rb"), [&](const void *, u32) { return ++n, 0; });
     args e{1, BPF_ANY, 1, 0};
-    CHECK(test_run(*lo, "update_and_emit", &e).err == 0);
+    CHECK(test_run_ctx(*lo, "update_and_emit", &e).err == 0);
     CHECK(cons.consume() == 1);
 
     auto sl = open_obj("rt_spin_lock.bpf.o");
     struct { u64 n, a, b; } la{3, 0, 0};
-    r = test_run(*sl, "locked_add", &la);
+    r = test_run_ctx(*sl, "locked_add", &la);
     INFO(r.error);
     CHECK(r.err == 0);
     CHECK(la.a == 3);
     CHECK(la.b == 6);
     u64 dummy = 0;
-    r = test_run(*sl, "lock_leak", &dummy);
+    r = test_run_ctx(*sl, "lock_leak", &dummy);
     CHECK(r.err == -EFAULT);
     CHECK(r.error.find("still held") != std::string::npos);
     la.n = 1;
-    CHECK(test_run(*sl, "locked_add", &la).err == 0);  // the lock was released
+    CHECK(test_run_ctx(*sl, "locked_add", &la).err == 0);  // the lock was released
     CHECK(la.a == 5);
 
     auto gl = open_obj("rt_globals.bpf.o");
-    r = test_run(*gl, "write_rodata", &dummy);
+    r = test_run_ctx(*gl, "write_rodata", &dummy);
     CHECK(r.err == -EFAULT);
     CHECK(r.error.find("invalid memory write") != std::string::npos);
   });
@@ -298,17 +281,17 @@ TEST_CASE("runtime: bpf_loop with nested callbacks", "[bpfvm][runtime][helpers]"
   mach.exec([] {
     auto lo = open_obj("rt_loop.bpf.o");
     struct { u32 outer, inner; u64 sum, iters; s64 bad; } a{20, 4, 0, 0, 0};
-    BpfTestRunResult r = test_run(*lo, "loops", &a);
+    BpfTestRunResult r = test_run_ctx(*lo, "loops", &a);
     REQUIRE(r.err == 0);
     CHECK(a.iters == 10);        // outer_cb returns 1 at i == 9
     CHECK(a.sum == 10 * 6);      // each inner loop adds 0+1+2+3
     CHECK(a.bad == -EINVAL);     // flags != 0
     a = {3, 0, 0, 0, 0};
-    REQUIRE(test_run(*lo, "loops", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "loops", &a).err == 0);
     CHECK(a.iters == 3);
     CHECK(a.sum == 0);
     a = {(u32)(BPF_MAX_LOOPS + 1), 1, 0, 0, 0};
-    REQUIRE(test_run(*lo, "loops", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "loops", &a).err == 0);
     CHECK((s64)a.iters == -E2BIG);
   });
 }
@@ -322,23 +305,23 @@ TEST_CASE("runtime: task storage and current-task helpers", "[bpfvm][runtime][he
   mach.exec([&] {
     first = current;
     targs a{};
-    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "count_task", &a).err == 0);
     CHECK(a.count == 1);
-    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "count_task", &a).err == 0);
     CHECK(a.count == 2);
     CHECK(a.pid_tgid == ((u64)(u32)current->tgid << 32 | (u32)current->pid));
     CHECK(std::string(a.comm) == current->comm);
     a.del = 1;
-    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "count_task", &a).err == 0);
     CHECK(a.count == 3);
     CHECK(a.del_ret == 0);
     a.del = 0;
-    REQUIRE(test_run(*lo, "peek_task", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "peek_task", &a).err == 0);
     CHECK(a.count == 0xffff);  // deleted, and peek does not create
   }, 0, "first");
   mach.exec([&] {
     targs a{};
-    REQUIRE(test_run(*lo, "count_task", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "count_task", &a).err == 0);
     CHECK(a.count == 1);  // another task, another value
     CHECK(std::string(a.comm) == "second");
     u64 v = 0;
@@ -356,7 +339,7 @@ TEST_CASE("runtime: globals, time, CPU, random and trace_printk", "[bpfvm][runti
     mach.exec([&] {
       bpf_trace_log_clear();
       auto lo = open_obj("rt_globals.bpf.o");
-      for (int i = 0; i < 2; i++) REQUIRE(test_run(*lo, "use_globals", a).err == 0);
+      for (int i = 0; i < 2; i++) REQUIRE(test_run_ctx(*lo, "use_globals", a).err == 0);
       u32 zero = 0;
       u64 calls = 0;
       CHECK(sys_map_lookup_elem(lo->find_map(".bss"), &zero, &calls) == 0);
@@ -448,7 +431,7 @@ TEST_CASE("runtime: a bpf_wq in a BTF map value is a special field", "[bpfvm][ru
       CHECK(p->verdict().error == "bpf_wq cannot be accessed directly by load/store");
     }
     u64 x = 3;
-    CHECK(test_run(**lo, "touch_fields", &x).err == 0);
+    CHECK(test_run_ctx(**lo, "touch_fields", &x).err == 0);
     CHECK(x == 9);
     // User-space copies leave the bpf_wq alone: an update does not write it, a lookup reads it
     // as zero, in both map types.
@@ -524,7 +507,7 @@ TEST_CASE("runtime: bpf_for_each_map_elem visits each element and stops on 1",
       // Every element of the array in index order; the callback writes each value.
       set_array();
       fargs a{};
-      BpfTestRunResult r = test_run(lo, "sum_array", &a);
+      BpfTestRunResult r = test_run_ctx(lo, "sum_array", &a);
       REQUIRE(r.err == 0);
       CHECK(a.ret == 4);
       CHECK(a.visits == 4);
@@ -535,7 +518,7 @@ TEST_CASE("runtime: bpf_for_each_map_elem visits each element and stops on 1",
       // The second visit returns 1: the walk stops there, and the count includes it.
       set_array();
       a = {2, 0, 0, 0, 0};
-      REQUIRE(test_run(lo, "sum_array", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "sum_array", &a).err == 0);
       CHECK(a.ret == 2);
       CHECK(a.visits == 2);
       CHECK(a.sum == 10 + 20);
@@ -544,7 +527,7 @@ TEST_CASE("runtime: bpf_for_each_map_elem visits each element and stops on 1",
 
       // A hash map: nothing in it, then five elements, then the walk stopped at the third.
       a = {};
-      REQUIRE(test_run(lo, "sum_hash", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "sum_hash", &a).err == 0);
       CHECK(a.ret == 0);
       CHECK(a.visits == 0);
       for (u32 k = 1; k <= 5; k++) {
@@ -552,14 +535,14 @@ TEST_CASE("runtime: bpf_for_each_map_elem visits each element and stops on 1",
         REQUIRE(sys_map_update_elem(hash, &k, &v) == 0);
       }
       a = {};
-      REQUIRE(test_run(lo, "sum_hash", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "sum_hash", &a).err == 0);
       CHECK(a.ret == 5);
       CHECK(a.visits == 5);
       CHECK(a.sum == 1500);
       CHECK(a.keys == 15);
       CHECK(value_of(hash, 4) == 401);
       a = {3, 0, 0, 0, 0};
-      REQUIRE(test_run(lo, "sum_hash", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "sum_hash", &a).err == 0);
       CHECK(a.ret == 3);
       CHECK(a.visits == 3);
 
@@ -569,24 +552,24 @@ TEST_CASE("runtime: bpf_for_each_map_elem visits each element and stops on 1",
         REQUIRE(sys_map_update_elem(pcpu, &k, v.data()) == 0);
       }
       a = {};
-      REQUIRE(test_run(lo, "sum_percpu", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "sum_percpu", &a).err == 0);
       CHECK(a.ret == 2);
       CHECK(a.sum == 7 + 8);
 
       // Non-zero flags: -EINVAL before any visit.
       a = {};
-      REQUIRE(test_run(lo, "bad_flags", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "bad_flags", &a).err == 0);
       CHECK(a.ret == -EINVAL);
       CHECK(a.visits == 0);
 
       // A NULL context; the callback stops at key 2 (the third visit).
       a = {};
-      REQUIRE(test_run(lo, "null_ctx", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "null_ctx", &a).err == 0);
       CHECK(a.ret == 3);
 
       // A callback that reserves and submits its own ring-buffer record on each visit.
       a = {};
-      REQUIRE(test_run(lo, "cb_own_ref", &a).err == 0);
+      REQUIRE(test_run_ctx(lo, "cb_own_ref", &a).err == 0);
       CHECK(a.ret == 4);
     });
   }
@@ -599,11 +582,11 @@ TEST_CASE("runtime: bpf_find_vma finds no VMA", "[bpfvm][runtime][helpers]") {
   mach.exec([] {
     auto lo = open_obj("verifier_find_vma.bpf.o");
     struct { u64 addr, flags; s64 ret; u32 found, pad; } a{0x1000, 0, 0, 0, 0};
-    REQUIRE(test_run(*lo, "find_current", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "find_current", &a).err == 0);
     CHECK(a.ret == -ENOENT);
     CHECK(a.found == 0);
     a = {0x1000, 1, 0, 0, 0};
-    REQUIRE(test_run(*lo, "find_current", &a).err == 0);
+    REQUIRE(test_run_ctx(*lo, "find_current", &a).err == 0);
     CHECK(a.ret == -EINVAL);
   });
 }
@@ -625,7 +608,7 @@ TEST_CASE("runtime: bpf_get_stack, and map field reads are not linked", "[bpfvm]
       s64 bad_size;
       u64 first;
     } a = {1, 1, 7};
-    BpfTestRunResult r = test_run(**lo, "get_stack_call", &a);
+    BpfTestRunResult r = test_run_ctx(**lo, "get_stack_call", &a);
     CHECK(r.err == 0);
     CHECK(a.ret == -EFAULT);
     CHECK(a.first == 0);

@@ -18,11 +18,8 @@
 #include "shim/jiffies.h"
 #include "shim/machine.h"
 #include "shim/workqueue.h"
+#include "test/bpfvm/runtime_test_util.h"
 #include "test/support/machine_fixture.h"
-
-#ifndef UMEMCG_BPF_PROGS_DIR
-#error "UMEMCG_BPF_PROGS_DIR must name the compiled test programs"
-#endif
 
 using namespace umemcg;
 using namespace umemcg::emu;
@@ -52,26 +49,14 @@ struct elem {
 };
 
 std::unique_ptr<BpfLoadedObject> open_timer() {
-  auto lo = BpfLoadedObject::open(std::string(UMEMCG_BPF_PROGS_DIR) + "/rt_timer.bpf.o",
-                                  bpf_kernel_load_options(), {});
-  INFO(lo.status().message());
-  REQUIRE(lo.ok());
-  return std::move(*lo);
+  return testing::open_progs_object("rt_timer.bpf.o", bpf_kernel_load_options());
 }
 
 void setup(BpfLoadedObject &lo, const char *prog, args *a) {
-  BpfLoadedProg *p = lo.find_program(prog);
-  REQUIRE(p);
-  INFO(p->verdict().error);
-  REQUIRE(p->fast());
-  BpfTestRunOpts o;
-  o.ctx_in.resize(sizeof(args));
-  std::memcpy(o.ctx_in.data(), a, sizeof(args));
-  BpfTestRunResult r = bpf_prog_test_run(*p, o);
+  const BpfTestRunResult r = testing::test_run_ctx(lo, prog, a, /*verified=*/true);
   INFO(r.error);
   REQUIRE(r.err == 0);
   CHECK(r.retval == 0);
-  std::memcpy(a, o.ctx_in.data(), sizeof(args));
 }
 
 elem read_elem(bpf_map *m, u32 key) {
