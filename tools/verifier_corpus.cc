@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@
 #include "bpfvm/prog_type.h"
 #include "bpfvm/verifier.h"
 #include "bpfvm/verifier_obj.h"
+#include "test/support/host_libbpf.h"
 
 using namespace umemcg;
 using namespace umemcg::emu;
@@ -50,8 +52,6 @@ namespace {
 
 // Allocated once, before any child is forked (a child writes into its copy).
 std::vector<char> logbuf(16u << 20);
-
-int libbpf_quiet(enum libbpf_print_level, const char *, va_list) { return 0; }
 
 struct Verdict {
   bool verified = false;
@@ -91,30 +91,18 @@ void parse_kernel_log(const std::string &log, Verdict *v) {
 
 Verdict kernel_verify_here(const char *path, const std::string &prog) {
   Verdict v;
-  bpf_object *obj = bpf_object__open_file(path, nullptr);
-  if (!obj) return v;
-  bpf_program *p;
-  bpf_program *target = nullptr;
-  bpf_object__for_each_program(p, obj) {
-    const bool me = prog == bpf_program__name(p);
-    bpf_program__set_autoload(p, me);
-    if (me) target = p;
-  }
-  if (target) {
-    bpf_program__set_type(target, BPF_PROG_TYPE_SYSCALL);
-    bpf_program__set_expected_attach_type(target, (bpf_attach_type)0);
-    bpf_program__set_flags(target, BPF_F_SLEEPABLE);
-    logbuf[0] = 0;
-    bpf_program__set_log_buf(target, logbuf.data(), logbuf.size());
-    bpf_program__set_log_level(target, 1);
-    const int err = bpf_object__load(obj);
-    parse_kernel_log(logbuf.data(), &v);
-    // A load that fails after the verifier accepted the program (libbpf filling a prog-array
-    // slot with a program it did not load) leaves no error line before the statistics.
-    v.ok = v.verified && (err == 0 || v.error.empty());
-    if (v.ok) v.error.clear();
-  }
-  bpf_object__close(obj);
+  const std::optional<int> err =
+      umemcg::test::host_load_program(path, prog, logbuf, 1, [](bpf_program *target) {
+        bpf_program__set_type(target, BPF_PROG_TYPE_SYSCALL);
+        bpf_program__set_expected_attach_type(target, (bpf_attach_type)0);
+        bpf_program__set_flags(target, BPF_F_SLEEPABLE);
+      });
+  if (!err) return v;
+  parse_kernel_log(logbuf.data(), &v);
+  // A load that fails after the verifier accepted the program (libbpf filling a prog-array
+  // slot with a program it did not load) leaves no error line before the statistics.
+  v.ok = v.verified && (*err == 0 || v.error.empty());
+  if (v.ok) v.error.clear();
   return v;
 }
 
@@ -264,7 +252,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: umemcg-verifier-corpus FILE.o...\n");
     return argc < 2 ? 2 : 0;
   }
-  libbpf_set_print(libbpf_quiet);
+  libbpf_set_print(umemcg::test::libbpf_quiet);
   for (int i = 1; i < argc; i++) one_file(argv[i]);
   return 0;
 }

@@ -26,6 +26,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "bpfvm/bpf_async.h"
@@ -35,6 +36,7 @@
 #include "test/bpfvm/isa_data.h"
 #include "test/bpfvm/loader_test_util.h"
 #include "test/bpfvm/verifier_test_util.h"
+#include "test/support/host_libbpf.h"
 
 using namespace umemcg;
 using namespace umemcg::emu;
@@ -222,30 +224,12 @@ std::vector<bpf_insn> gen_loop_prog(u32 bits, s32 n) {
   return prog;
 }
 
-int libbpf_quiet(enum libbpf_print_level, const char *, va_list) { return 0; }
-
 KernelVerdict kernel_verify_prog(const std::string &path, const std::string &prog) {
   static std::vector<char> logbuf(16u << 20);
   KernelVerdict v;
-  libbpf_set_print(libbpf_quiet);
-  bpf_object *obj = bpf_object__open_file(path.c_str(), nullptr);
-  if (!obj) return v;
-  bpf_program *p;
-  bpf_program *target = nullptr;
-  bpf_object__for_each_program(p, obj) {
-    const bool me = prog == bpf_program__name(p);
-    bpf_program__set_autoload(p, me);
-    if (me) target = p;
-  }
-  if (!target) {
-    bpf_object__close(obj);
-    return v;
-  }
-  logbuf[0] = 0;
-  bpf_program__set_log_buf(target, logbuf.data(), logbuf.size());
-  bpf_program__set_log_level(target, 1);
-  const int err = bpf_object__load(obj);
-  bpf_object__close(obj);
+  libbpf_set_print(umemcg::test::libbpf_quiet);
+  const std::optional<int> err = umemcg::test::host_load_program(path.c_str(), prog, logbuf, 1);
+  if (!err) return v;
   const std::string log(logbuf.data());
   const size_t at = log.rfind("processed ");
   if (at == std::string::npos) return v;
@@ -254,7 +238,7 @@ KernelVerdict kernel_verify_prog(const std::string &path, const std::string &pro
   if (at > 0) v.first_error = kernel_error_line(log, at);
   // A load that fails after the verifier accepted the program (libbpf filling a prog-array
   // slot with a program it did not load, map_slots.bpf.o) leaves no error line.
-  v.ok = err == 0 || v.first_error.empty();
+  v.ok = *err == 0 || v.first_error.empty();
   if (v.ok) v.first_error.clear();
   return v;
 }

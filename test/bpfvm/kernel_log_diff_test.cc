@@ -35,6 +35,7 @@
 #include "bpfvm/loader.h"
 #include "bpfvm/verifier_obj.h"
 #include "test/bpfvm/loader_test_util.h"
+#include "test/support/host_libbpf.h"
 
 using namespace umemcg;
 using namespace umemcg::emu;
@@ -59,27 +60,11 @@ bool kernel_bpf_allowed(std::string *why) {
   return true;
 }
 
-int libbpf_quiet(enum libbpf_print_level, const char *, va_list) { return 0; }
-
 // The kernel's log at `level` of one program of an object ("" if libbpf could not open it).
 std::string kernel_log(const std::string &path, const std::string &prog, u32 level) {
   static std::vector<char> logbuf(16u << 20);
-  libbpf_set_print(libbpf_quiet);
-  bpf_object *obj = bpf_object__open_file(path.c_str(), nullptr);
-  if (!obj) return "";
-  bpf_program *p, *target = nullptr;
-  bpf_object__for_each_program(p, obj) {
-    const bool me = prog == bpf_program__name(p);
-    bpf_program__set_autoload(p, me);
-    if (me) target = p;
-  }
-  logbuf[0] = 0;
-  if (target) {
-    bpf_program__set_log_buf(target, logbuf.data(), logbuf.size());
-    bpf_program__set_log_level(target, level);
-    (void)bpf_object__load(obj);
-  }
-  bpf_object__close(obj);
+  libbpf_set_print(umemcg::test::libbpf_quiet);
+  if (!umemcg::test::host_load_program(path.c_str(), prog, logbuf, level)) return "";
   return logbuf.data();
 }
 
