@@ -15,6 +15,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "memcg_kfuncs.h"
+
 #define __kernel_struct __attribute__((preserve_access_index))
 
 struct rw_semaphore {
@@ -33,8 +35,6 @@ struct kernfs_elem_dir {
 struct kernfs_node {
 	struct kernfs_elem_dir dir;
 } __kernel_struct;
-
-struct cgroup;
 
 struct cgroup_subsys_state {
 	struct cgroup *cgroup;
@@ -66,9 +66,6 @@ struct bpf_memcg_ops {
 };
 
 #define BPF_MEMCG_HIGH_DEFER_INLINE 1
-
-extern struct mem_cgroup *bpf_get_root_mem_cgroup(void) __ksym;
-extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
 
 /* The two locks, written once by resolve_locks. */
 struct lock_addrs {

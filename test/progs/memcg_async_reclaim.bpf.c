@@ -19,6 +19,8 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "memcg_kfuncs.h"
+
 #define CLOCK_MONOTONIC 1
 #define ENOENT 2
 /* include/linux/mmzone.h (Linux 6.19), enum node_stat_item */
@@ -30,7 +32,6 @@ struct bpf_wq {
 	__u64 __opaque[2];
 } __attribute__((aligned(8)));
 
-struct mem_cgroup;
 struct cgroup_subsys_state {
 	struct cgroup *cgroup;
 };
@@ -38,12 +39,6 @@ struct cgroup {
 	struct cgroup_subsys_state self;
 };
 
-extern struct cgroup *bpf_cgroup_from_id(__u64 cgid) __ksym;
-extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym;
-extern struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
-extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
-extern unsigned long bpf_mem_cgroup_page_state(struct mem_cgroup *memcg, int idx) __ksym;
-extern void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym;
 extern long bpf_proactive_reclaim(struct mem_cgroup *memcg, __u64 size, int swappiness) __ksym;
 extern int bpf_wq_init(struct bpf_wq *wq, void *p__map, unsigned int flags) __ksym;
 extern int bpf_wq_start(struct bpf_wq *wq, unsigned int flags) __ksym;

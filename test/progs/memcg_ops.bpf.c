@@ -7,8 +7,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-struct mem_cgroup;
-struct cgroup_subsys_state;
+#include "memcg_kfuncs.h"
+
 struct task_struct;
 struct rw_semaphore;
 struct bpf_iter_meta;
@@ -39,10 +39,6 @@ struct bpf_iter__cgroup {
 	struct cgroup *cgroup;
 };
 
-extern struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
-extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
-extern unsigned long bpf_mem_cgroup_usage(struct mem_cgroup *memcg) __ksym;
-extern void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym;
 extern long bpf_proactive_reclaim(struct mem_cgroup *memcg, unsigned long size,
 				  int swappiness) __ksym __weak;
 extern unsigned long bpf_not_in_any_kernel(int x) __ksym __weak;

@@ -13,7 +13,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-struct mem_cgroup;
+#include "memcg_kfuncs.h"
+
 struct rw_semaphore;
 struct bpf_iter_meta;
 
@@ -52,12 +53,6 @@ struct bpf_iter__cgroup {
 #define BPF_MEMCG_HIGH_DEFER_INLINE 1
 #define MEMCG_HIGH 1 /* enum memcg_memory_event */
 
-extern struct mem_cgroup *bpf_get_root_mem_cgroup(void) __ksym;
-extern struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
-extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
-extern unsigned long bpf_mem_cgroup_usage(struct mem_cgroup *memcg) __ksym;
-extern unsigned long bpf_mem_cgroup_memory_events(struct mem_cgroup *memcg, int event) __ksym;
-extern void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym;
 extern long bpf_proactive_reclaim(struct mem_cgroup *memcg, unsigned long size,
 				  int swappiness) __ksym;
 

@@ -10,9 +10,10 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "memcg_kfuncs.h"
+
 #define PAGE_SIZE 4096
 
-struct mem_cgroup;
 struct cgroup_subsys_state {
 	struct cgroup *cgroup;
 };
@@ -20,12 +21,6 @@ struct cgroup {
 	struct cgroup_subsys_state self;
 };
 
-extern struct cgroup *bpf_cgroup_from_id(__u64 cgid) __ksym;
-extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym;
-extern struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
-extern struct mem_cgroup *bpf_get_root_mem_cgroup(void) __ksym;
-extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
-extern unsigned long bpf_mem_cgroup_usage(struct mem_cgroup *memcg) __ksym;
 extern long bpf_proactive_reclaim(struct mem_cgroup *memcg, __u64 size, int swappiness) __ksym;
 
 struct reclaim_args {

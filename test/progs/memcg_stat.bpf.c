@@ -8,7 +8,8 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-struct mem_cgroup;
+#include "memcg_kfuncs.h"
+
 struct bpf_iter_meta {
 	void *seq;
 	__u64 session_id;
@@ -31,12 +32,6 @@ struct bpf_iter__cgroup {
 #define NR_SLOTS 4
 #define NR_IDS 48
 #define NR_EVENTS 41
-
-extern struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
-extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
-extern unsigned long bpf_mem_cgroup_page_state(struct mem_cgroup *memcg, int idx) __ksym;
-extern unsigned long bpf_mem_cgroup_vm_events(struct mem_cgroup *memcg, int event) __ksym;
-extern void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

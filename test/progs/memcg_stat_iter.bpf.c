@@ -8,12 +8,12 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "memcg_kfuncs.h"
+
 #define MAX_CGROUPS 1024
 #define MAX_ITEMS 40
 #define MAX_EVENTS 32
 #define MAX_MEMORY_EVENTS 12
-
-struct mem_cgroup;
 
 // As cgroup_iter.bpf.c's on purpose: each object declares the layouts it relocates against.
 struct cgroup_subsys_state {
@@ -34,13 +34,6 @@ struct bpf_iter__cgroup {
 	struct bpf_iter_meta *meta;
 	struct cgroup *cgroup;
 } __attribute__((preserve_access_index));
-
-extern struct mem_cgroup *bpf_get_mem_cgroup(struct cgroup_subsys_state *css) __ksym;
-extern void bpf_put_mem_cgroup(struct mem_cgroup *memcg) __ksym;
-extern void bpf_mem_cgroup_flush_stats(struct mem_cgroup *memcg) __ksym;
-extern unsigned long bpf_mem_cgroup_page_state(struct mem_cgroup *memcg, int idx) __ksym;
-extern unsigned long bpf_mem_cgroup_vm_events(struct mem_cgroup *memcg, int event) __ksym;
-extern unsigned long bpf_mem_cgroup_memory_events(struct mem_cgroup *memcg, int event) __ksym;
 
 struct memcg_stats {
 	__u64 cgroup_id;
