@@ -42,11 +42,8 @@ std::vector<u8> assemble(const char *src) {
   return std::vector<u8>(p, p + insns->size() * sizeof(bpf_insn));
 }
 
-// stdin_text and mem_arg contain only hex digits, spaces and 'x': safe inside single quotes.
-PluginRun run_plugin(const std::string &stdin_text, const std::string *mem_arg) {
-  std::string cmd = "printf '%s\\n' '" + stdin_text + "' | " BPF_PLUGIN_PATH;
-  if (mem_arg) cmd += " '" + *mem_arg + "'";
-  cmd += " 2>/dev/null";
+// Runs cmd with /bin/sh and waits for it: its exit status (-1: killed) and standard output.
+PluginRun run_shell(const std::string &cmd) {
   FILE *f = popen(cmd.c_str(), "r");
   REQUIRE(f != nullptr);
   std::string out;
@@ -55,6 +52,13 @@ PluginRun run_plugin(const std::string &stdin_text, const std::string *mem_arg) 
   while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
   int st = pclose(f);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// stdin_text and mem_arg contain only hex digits, spaces and 'x': safe inside single quotes.
+PluginRun run_plugin(const std::string &stdin_text, const std::string *mem_arg) {
+  std::string cmd = "printf '%s\\n' '" + stdin_text + "' | " BPF_PLUGIN_PATH;
+  if (mem_arg) cmd += " '" + *mem_arg + "'";
+  return run_shell(cmd + " 2>/dev/null");
 }
 
 }  // namespace
@@ -113,18 +117,12 @@ loop:
   exit
 )";
 
-// With UMEMCG_BPF_PLUGIN_VERBOSE set, the plugin says on stderr which mode ran.
-std::string run_plugin_verbose(const std::string &stdin_text) {
-  const std::string cmd = "printf '%s\\n' '" + stdin_text +
-                          "' | UMEMCG_BPF_PLUGIN_VERBOSE=1 " BPF_PLUGIN_PATH " 2>&1";
-  FILE *f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[256];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  pclose(f);
-  return out;
+// With UMEMCG_BPF_PLUGIN_VERBOSE set, the plugin says on stderr which mode ran: its standard
+// output and standard error. args: the plugin's arguments, quoted.
+std::string run_plugin_verbose(const std::string &stdin_text, const std::string &args = "") {
+  return run_shell("printf '%s\\n' '" + stdin_text +
+                   "' | UMEMCG_BPF_PLUGIN_VERBOSE=1 " BPF_PLUGIN_PATH + args + " 2>&1")
+      .out;
 }
 
 TEST_CASE("bpf plugin: a verifier-clean program runs in the fast mode", "[bpfvm][plugin]") {
@@ -182,15 +180,7 @@ TEST_CASE("bpf plugin: a loop too long for the verifier runs in the safe mode",
   const PluginRun r = run_plugin(long_loop(""), &mem);
   CHECK(r.status == 0);
   CHECK(r.out == "1c9c380\n");  // 3 * 10,000,000
-  const std::string cmd = "printf '%s\\n' '" + long_loop("") +
-                          "' | UMEMCG_BPF_PLUGIN_VERBOSE=1 " BPF_PLUGIN_PATH " '03' 2>&1";
-  FILE *f = popen(cmd.c_str(), "r");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[256];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  pclose(f);
+  const std::string out = run_plugin_verbose(long_loop(""), " '03'");
   CHECK_THAT(out, Catch::Contains("BPF program is too large") && Catch::Contains("safe mode"));
   // The verbose mode also reports the verifier's and the run's time (tools/plugin_speed.py).
   CHECK_THAT(out, Catch::Matches("(.|\n)*time: verify [0-9.]+ ms, run [0-9.]+ ms\n(.|\n)*"));

@@ -10,9 +10,9 @@
 
 #include <vector>
 
-#include "bpfvm/asm.h"
 #include "bpfvm/coverage.h"
 #include "bpfvm/interp.h"
+#include "test/bpfvm/asm_test_util.h"
 
 using namespace umemcg;
 using namespace umemcg::emu;
@@ -31,11 +31,7 @@ constexpr const char *kProg = R"(
     exit
 )";
 
-std::vector<bpf_insn> assemble(const char *src) {
-  auto p = bpf_assemble(src);
-  REQUIRE(p.ok());
-  return *p;
-}
+using testing::assemble;
 
 BpfExecProg prepare(const std::vector<bpf_insn> &insns) {
   auto p = BpfExecProg::prepare({insns, {}, {}});

@@ -11,19 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "bpfvm/asm.h"
 #include "bpfvm/interp.h"
+#include "test/bpfvm/asm_test_util.h"
 
 using namespace umemcg;
 using namespace umemcg::emu;
 
 namespace {
 
-std::vector<bpf_insn> assemble(const char *src) {
-  auto p = bpf_assemble(src);
-  REQUIRE(p.ok());
-  return *p;
-}
+using testing::assemble;
 
 BpfExecProg prepare(const std::vector<bpf_insn> &insns, std::span<const bpf_func_t> helpers = {}) {
   auto p = BpfExecProg::prepare({insns, helpers, {}});

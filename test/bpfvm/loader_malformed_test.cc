@@ -72,6 +72,26 @@ struct RawElf {
 		REQUIRE(it != last);
 		std::copy(to.begin(), to.end(), it);
 	}
+	// Rewrites the .symtab entry named `sym_name` with `edit`; the test fails if there is none.
+	template <typename Edit>
+	void edit_symbol(const std::string &sym_name, Edit edit)
+	{
+		Elf64_Shdr sh = shdr(find(".symtab"));
+		bool done = false;
+		for (size_t i = 0; i < sh.sh_size / sizeof(Elf64_Sym); i++) {
+			Elf64_Sym sym;
+			size_t at = sh.sh_offset + i * sizeof(sym);
+			std::memcpy(&sym, b.data() + at, sizeof(sym));
+			const char *nm = reinterpret_cast<const char *>(
+				b.data() + shdr(sh.sh_link).sh_offset + sym.st_name);
+			if (std::string(nm) == sym_name) {
+				edit(sym);
+				std::memcpy(b.data() + at, &sym, sizeof(sym));
+				done = true;
+			}
+		}
+		REQUIRE(done);
+	}
 };
 
 const char *kObjects[] = {"globals", "maps", "memcg_ops", "memcg_core"};
@@ -301,22 +321,7 @@ TEST_CASE("targeted corruptions give their specific errors", "[bpfvm][loader][ma
 	SECTION("a BTF variable placed outside its section") {
 		RawElf img{prog_bytes("globals")};
 		// Grow the symbol value of `hits` (.bss) past the section's end.
-		size_t st = img.find(".symtab");
-		Elf64_Shdr sh = img.shdr(st);
-		bool done = false;
-		for (size_t i = 0; i < sh.sh_size / sizeof(Elf64_Sym); i++) {
-			Elf64_Sym sym;
-			size_t at = sh.sh_offset + i * sizeof(sym);
-			std::memcpy(&sym, img.b.data() + at, sizeof(sym));
-			const char *nm = reinterpret_cast<const char *>(
-				img.b.data() + img.shdr(sh.sh_link).sh_offset + sym.st_name);
-			if (std::string(nm) == "hits") {
-				sym.st_value = 0x1000;
-				std::memcpy(img.b.data() + at, &sym, sizeof(sym));
-				done = true;
-			}
-		}
-		REQUIRE(done);
+		img.edit_symbol("hits", [](Elf64_Sym &sym) { sym.st_value = 0x1000; });
 		CHECK(load_error(img.b).find("variable 'hits' (offset 4096, size 8) outside section '.bss'") !=
 		      std::string::npos);
 	}
@@ -355,21 +360,8 @@ TEST_CASE("targeted corruptions give their specific errors", "[bpfvm][loader][ma
 	}
 	SECTION("a static program") {
 		RawElf img{prog_bytes("globals")};
-		Elf64_Shdr sh = img.shdr(img.find(".symtab"));
-		bool done = false;
-		for (size_t i = 0; i < sh.sh_size / sizeof(Elf64_Sym); i++) {
-			Elf64_Sym sym;
-			size_t at = sh.sh_offset + i * sizeof(sym);
-			std::memcpy(&sym, img.b.data() + at, sizeof(sym));
-			const char *nm = reinterpret_cast<const char *>(
-				img.b.data() + img.shdr(sh.sh_link).sh_offset + sym.st_name);
-			if (std::string(nm) == "prog_b") {
-				sym.st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
-				std::memcpy(img.b.data() + at, &sym, sizeof(sym));
-				done = true;
-			}
-		}
-		REQUIRE(done);
+		img.edit_symbol("prog_b",
+				[](Elf64_Sym &sym) { sym.st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC); });
 		CHECK(load_error(img.b) ==
 		      "section 'syscall': program 'prog_b' is static, programs must be global");
 	}

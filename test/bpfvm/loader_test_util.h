@@ -12,6 +12,7 @@
 
 #include "bpfvm/kfunc.h"
 #include "bpfvm/loader.h"
+#include "test/bpfvm/memcg_kfunc_descs.h"
 
 #ifndef UMEMCG_BPF_PROGS_DIR
 #error "UMEMCG_BPF_PROGS_DIR must name the directory of the compiled test/progs objects"
@@ -64,20 +65,8 @@ inline void add_memcg_kfuncs(KfuncRegistry &reg, bool with_reclaim = true)
 		if (!st.ok())
 			throw std::runtime_error(std::string(st.message()));
 	};
-	add({"bpf_get_mem_cgroup", KfuncArg::ptr_to("mem_cgroup"),
-	     {KfuncArg::ptr_to("cgroup_subsys_state")}, KF_ACQUIRE | KF_RET_NULL | KF_RCU});
-	add({"bpf_put_mem_cgroup", KfuncArg::void_(), {KfuncArg::ptr_to("mem_cgroup")}, KF_RELEASE});
-	add({"bpf_mem_cgroup_usage", KfuncArg::scalar(8), {KfuncArg::ptr_to("mem_cgroup")},
-	     KF_TRUSTED_ARGS});
-	add({"bpf_mem_cgroup_flush_stats", KfuncArg::void_(), {KfuncArg::ptr_to("mem_cgroup")},
-	     KF_TRUSTED_ARGS | KF_SLEEPABLE});
-	if (with_reclaim) {
-		KfuncDesc d{"bpf_proactive_reclaim", KfuncArg::scalar(8, true),
-			    {KfuncArg::ptr_to("mem_cgroup"), KfuncArg::scalar(8), KfuncArg::scalar(4, true)},
-			    KF_SLEEPABLE};
-		d.prog_types = {BPF_PROG_TYPE_SYSCALL};
+	for (KfuncDesc &d : memcg_kfunc_descs(with_reclaim))
 		add(std::move(d));
-	}
 }
 
 }  // namespace umemcg::emu::testing

@@ -11,22 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "bpfvm/asm.h"
 #include "bpfvm/interp.h"
 #include "bpfvm/prog_type.h"
 #include "bpfvm/verifier.h"
 #include "test/bpfvm/isa_data.h"
+#include "test/bpfvm/asm_test_util.h"
 
 using namespace umemcg;
 using namespace umemcg::emu;
 
 namespace {
 
-std::vector<bpf_insn> assemble(const char *src) {
-  auto p = bpf_assemble(src);
-  REQUIRE(p.ok());
-  return *p;
-}
+using testing::assemble;
 
 bpf_verifier_result verify(const std::vector<bpf_insn> &insns, u32 mem_size,
                            std::vector<const bpf_opcode_desc *> *decoded) {

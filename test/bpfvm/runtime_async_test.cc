@@ -54,19 +54,12 @@ int setup(BpfLoadedObject &lo, const char *prog, args *a) {
   return (int)r.retval;
 }
 
-elem read_elem(bpf_map *m, u32 key) {
-  elem e{};
-  REQUIRE(sys_map_lookup_elem(m, &key, &e) == 0);
-  return e;
-}
+elem read_elem(bpf_map *m, u32 key) { return testing::lookup_value<elem>(m, key); }
 
 u64 total_runs(BpfLoadedObject &lo) {
   bpf_map *bss = lo.find_map(".bss");
   REQUIRE(bss);
-  u64 v = 0;
-  const u32 zero = 0;
-  REQUIRE(sys_map_lookup_elem(bss, &zero, &v) == 0);
-  return v;
+  return testing::lookup_value<u64>(bss, 0);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // test/bpfvm/runtime_test_util.h: helpers shared by the runtime tests: a compiled test/progs
 // object opened and linked (the test fails if it does not link), and a test run of one of its
-// programs on a context struct the program reads and writes back. Include after Catch2.
+// programs on a context struct the program reads and writes back, and a map value as user space
+// reads it. Include after Catch2.
 #pragma once
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "bpfvm/loader.h"
+#include "bpfvm/map.h"
 #include "bpfvm/runtime.h"
 
 #ifndef UMEMCG_BPF_PROGS_DIR
@@ -45,6 +47,15 @@ BpfTestRunResult test_run_ctx(BpfLoadedObject &lo, const char *prog, T *ctx,
   BpfTestRunResult r = bpf_prog_test_run(*p, o);
   std::memcpy(ctx, o.ctx_in.data(), sizeof(T));
   return r;
+}
+
+// The value of map m at key as user space reads it (a bpf_timer or bpf_wq in it reads as zero);
+// the test fails if the key has none.
+template <typename V>
+V lookup_value(bpf_map *m, u32 key) {
+  V v{};
+  REQUIRE(sys_map_lookup_elem(m, &key, &v) == 0);
+  return v;
 }
 
 }  // namespace umemcg::emu::testing

@@ -14,6 +14,7 @@
 #include "bpfvm/kfunc.h"
 #include "bpfvm/prog_type.h"
 #include "bpfvm/verifier.h"
+#include "test/bpfvm/memcg_kfunc_descs.h"
 
 // --- instruction macros --------------------------------------------------------------------
 #define BPF_RAW(code, dst, src, off, imm) ::umemcg::bpf_raw_insn((code), (dst), (src), (off), (imm))
@@ -117,18 +118,7 @@ struct VerifierEnv {
       if (!kreg.add(d).ok()) throw std::runtime_error("kfunc " + d.name);
       kfuncs.push_back(kreg.find(d.name));
     };
-    add({"bpf_get_mem_cgroup", KfuncArg::ptr_to("mem_cgroup"),
-         {KfuncArg::ptr_to("cgroup_subsys_state")}, KF_ACQUIRE | KF_RET_NULL | KF_RCU});
-    add({"bpf_put_mem_cgroup", KfuncArg::void_(), {KfuncArg::ptr_to("mem_cgroup")}, KF_RELEASE});
-    add({"bpf_mem_cgroup_usage", KfuncArg::scalar(8), {KfuncArg::ptr_to("mem_cgroup")},
-         KF_TRUSTED_ARGS});
-    add({"bpf_mem_cgroup_flush_stats", KfuncArg::void_(), {KfuncArg::ptr_to("mem_cgroup")},
-         KF_TRUSTED_ARGS | KF_SLEEPABLE});
-    KfuncDesc r{"bpf_proactive_reclaim", KfuncArg::scalar(8, true),
-                {KfuncArg::ptr_to("mem_cgroup"), KfuncArg::scalar(8), KfuncArg::scalar(4, true)},
-                KF_SLEEPABLE};
-    r.prog_types = {BPF_PROG_TYPE_SYSCALL};
-    add(r);
+    for (const KfuncDesc &d : memcg_kfunc_descs()) add(d);
     add({"bpf_task_acquire", KfuncArg::ptr_to("task_struct"), {KfuncArg::ptr_to("task_struct")},
          KF_ACQUIRE | KF_RET_NULL | KF_RCU});
     add({"bpf_task_release", KfuncArg::void_(), {KfuncArg::ptr_to("task_struct")}, KF_RELEASE});
