@@ -27,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "bpfvm/bpf_async.h"
@@ -88,23 +89,46 @@ bool portable(const IsaDataFile &f) {
   return true;
 }
 
-bool kernel_bpf_allowed(std::string *why) {
-  std::vector<bpf_insn> probe = {bpf_raw_insn(0xb7, 0, 0, 0, 0), bpf_raw_insn(0x95, 0, 0, 0, 0)};
-  int pfd = kernel_load(probe);
-  if (pfd < 0) {
-    *why = std::strerror(-pfd);
-    return false;
-  }
-  close(pfd);
-  return true;
-}
-
 // The kernel verifier's outcome for one program of an object file.
 struct KernelVerdict {
   bool verified = false;  // the kernel's verifier ran (its log has a "processed" line)
   bool ok = false;
   u32 processed = 0;
   std::string first_error;  // the line before "processed ..." of a rejection
+};
+
+// Our verifier against the kernel's over a corpus: how many programs both verified, how many
+// got the same verdict, and the worst ratio of processed-instruction counts where both accept.
+struct VerdictTally {
+  size_t compared = 0, agree = 0, not_verified = 0;
+  double worst = 1.0;
+  std::string worst_prog;
+
+  // One program both verifiers ran on: the verdicts must agree and, where both accept, the
+  // processed counts be within 1.5x of each other. Returns whether the verdicts agree.
+  bool add(const std::string &name, const KernelVerdict &k, const bpf_verifier_result &r) {
+    compared++;
+    CHECK(r.ok() == k.ok);
+    if (r.ok() != k.ok) return false;
+    agree++;
+    if (!k.ok || !k.processed) return true;
+    const double ratio = r.insn_processed > k.processed
+                             ? (double)r.insn_processed / k.processed
+                             : (double)k.processed / std::max<u32>(r.insn_processed, 1);
+    CHECK(ratio <= 1.5);
+    if (ratio > worst) {
+      worst = ratio;
+      worst_prog = name;
+    }
+    return true;
+  }
+
+  std::string summary() const {
+    std::ostringstream o;
+    o << agree << "/" << compared << " same verdict, worst processed ratio " << worst << " ("
+      << worst_prog << "), " << not_verified << " not verifiable by the host kernel";
+    return o.str();
+  }
 };
 
 // The error line of a kernel verifier log whose "processed" line starts at @at: the line before
@@ -247,7 +271,7 @@ KernelVerdict kernel_verify_prog(const std::string &path, const std::string &pro
 
 TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][kernel][verifier]") {
   std::string why;
-  if (!kernel_bpf_allowed(&why)) {
+  if (!umemcg::test::host_bpf_allowed(&why)) {
     WARN("bpf(BPF_PROG_LOAD) refused (" << why << "): kernel verifier differential skipped");
     return;
   }
@@ -259,10 +283,8 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
   for (const auto &e : std::filesystem::directory_iterator(UMEMCG_BPF_PROGS_DIR))
     if (e.path().string().ends_with(".bpf.o")) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
-  size_t compared = 0, agree = 0, not_verified = 0, unloadable = 0;
-  size_t rejected = 0, same_error = 0;
-  double worst = 1.0;
-  std::string worst_prog;
+  VerdictTally tally;
+  size_t unloadable = 0, rejected = 0, same_error = 0;
   // CO-RE against no kernel struct: the test objects' preserve_access_index structs are their
   // own (verifier_core_bitfield.bpf.c), which vmlinux BTF does not have either.
   ProgTypeRegistry no_structs;
@@ -282,7 +304,7 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
       if (p.prog_type != BPF_PROG_TYPE_SYSCALL) continue;
       const KernelVerdict k = kernel_verify_prog(path, p.name);
       if (!k.verified) {
-        not_verified++;
+        tally.not_verified++;
         continue;
       }
       bpf_verifier_opts o = bpf_verifier_opts_for(*obj, p, in, &bpf_syscall_prog_type());
@@ -293,45 +315,24 @@ TEST_CASE("test/progs SYSCALL programs get the host kernel's verdict", "[bpfvm][
       bpf_fixup_verifier_log(p, r);
       const std::string name = std::filesystem::path(path).filename().string() + ":" + p.name;
       CAPTURE(name, k.first_error, r.error, k.processed, r.insn_processed);
-      compared++;
-      CHECK(r.ok() == k.ok);
-      if (r.ok() != k.ok) continue;
-      agree++;
-      if (!k.ok) {
-        // The kernel's error line (the last before "processed") against ours.
-        rejected++;
-        const size_t nl = r.error.rfind('\n');
-        same_error += (nl == std::string::npos ? r.error : r.error.substr(nl + 1)) == k.first_error;
-        continue;
-      }
-      if (!k.processed) continue;
-      const double ratio = r.insn_processed > k.processed
-                               ? (double)r.insn_processed / k.processed
-                               : (double)k.processed / std::max<u32>(r.insn_processed, 1);
-      CHECK(ratio <= 1.5);
-      if (ratio > worst) {
-        worst = ratio;
-        worst_prog = name;
-      }
+      if (!tally.add(name, k, r) || k.ok) continue;
+      // The kernel's error line (the last before "processed") against ours.
+      rejected++;
+      const size_t nl = r.error.rfind('\n');
+      same_error += (nl == std::string::npos ? r.error : r.error.substr(nl + 1)) == k.first_error;
     }
   }
   WARN("kernel verifier differential (test/progs): " << same_error << "/" << rejected
                                                      << " shared rejections with the kernel's "
                                                         "error line");
-  WARN("kernel verifier differential (test/progs): " << agree << "/" << compared
-                                                     << " same verdict, worst processed ratio "
-                                                     << worst << " (" << worst_prog << "), "
-                                                     << not_verified
-                                                     << " not verifiable by the host kernel, "
-                                                     << unloadable
-                                                     << " objects not loadable without the "
-                                                        "subsystems");
-  CHECK(compared > 0);
+  WARN("kernel verifier differential (test/progs): "
+       << tally.summary() << ", " << unloadable << " objects not loadable without the subsystems");
+  CHECK(tally.compared > 0);
 }
 
 TEST_CASE("generated SYSCALL programs get the host kernel's verdict", "[bpfvm][kernel][verifier]") {
   std::string why;
-  if (!kernel_bpf_allowed(&why)) {
+  if (!umemcg::test::host_bpf_allowed(&why)) {
     WARN("bpf(BPF_PROG_LOAD) refused (" << why << "): kernel verifier differential skipped");
     return;
   }
@@ -349,15 +350,13 @@ TEST_CASE("generated SYSCALL programs get the host kernel's verdict", "[bpfvm][k
   maps[0].key_size = 4;
   maps[0].value_size = 8;
   maps[0].max_entries = 64;
-  size_t compared = 0, agree = 0, not_verified = 0;
-  double worst = 1.0;
-  std::string worst_prog;
+  VerdictTally tally;
   for (u32 bits = 0; bits < 64; bits++) {
     for (s32 n : {1, 7, 32}) {
       const std::vector<bpf_insn> prog = gen_loop_prog(bits, n);
       const KernelVerdict k = kernel_verify_raw(prog, {map_fd});
       if (!k.verified) {
-        not_verified++;
+        tally.not_verified++;
         continue;
       }
       bpf_verifier_opts o;
@@ -369,28 +368,12 @@ TEST_CASE("generated SYSCALL programs get the host kernel's verdict", "[bpfvm][k
       const bpf_verifier_result r = bpf_check(prog, o);
       const std::string name = "loop bits " + std::to_string(bits) + " n " + std::to_string(n);
       CAPTURE(name, k.first_error, r.error, k.processed, r.insn_processed);
-      compared++;
-      CHECK(r.ok() == k.ok);
-      if (r.ok() != k.ok) continue;
-      agree++;
-      if (!k.ok || !k.processed) continue;
-      const double ratio = r.insn_processed > k.processed
-                               ? (double)r.insn_processed / k.processed
-                               : (double)k.processed / std::max<u32>(r.insn_processed, 1);
-      CHECK(ratio <= 1.5);
-      if (ratio > worst) {
-        worst = ratio;
-        worst_prog = name;
-      }
+      tally.add(name, k, r);
     }
   }
   close(map_fd);
-  WARN("kernel verifier differential (generated): " << agree << "/" << compared
-                                                    << " same verdict, worst processed ratio "
-                                                    << worst << " (" << worst_prog << "), "
-                                                    << not_verified
-                                                    << " not verifiable by the host kernel");
-  CHECK(compared > 0);
+  WARN("kernel verifier differential (generated): " << tally.summary());
+  CHECK(tally.compared > 0);
 }
 
 TEST_CASE("ISA data programs give the host kernel's r0", "[bpfvm][kernel]") {

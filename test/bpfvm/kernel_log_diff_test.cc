@@ -42,21 +42,15 @@ using namespace umemcg::emu;
 
 namespace {
 
-bool kernel_bpf_allowed(std::string *why) {
-  const bpf_insn probe[] = {{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0}, {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
-  union bpf_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  static const char license[] = "GPL";
-  attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-  attr.insn_cnt = 2;
-  attr.insns = (u64)(uintptr_t)probe;
-  attr.license = (u64)(uintptr_t)license;
-  const int fd = (int)syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-  if (fd < 0) {
-    *why = std::strerror(errno);
+// Whether the host kernel verifies programs for this test (a warning says why not), with reg
+// holding the memcg kfuncs the objects call.
+bool log_diff_ready(KfuncRegistry &reg) {
+  std::string why;
+  if (!umemcg::test::host_bpf_allowed(&why)) {
+    WARN("bpf(BPF_PROG_LOAD) refused (" << why << "): kernel log differential skipped");
     return false;
   }
-  close(fd);
+  testing::add_memcg_kfuncs(reg);
   return true;
 }
 
@@ -164,13 +158,8 @@ size_t same_prefix(const std::vector<std::string> &k, const std::vector<std::str
 }  // namespace
 
 TEST_CASE("the level-2 log is the host kernel's, line for line", "[bpfvm][kernel][verifier][log]") {
-  std::string why;
-  if (!kernel_bpf_allowed(&why)) {
-    WARN("bpf(BPF_PROG_LOAD) refused (" << why << "): kernel log differential skipped");
-    return;
-  }
   KfuncRegistry reg;
-  testing::add_memcg_kfuncs(reg);
+  if (!log_diff_ready(reg)) return;
   // whole: the logs must agree to their last line; else the first min_same lines must (the
   // paths part where this verifier differs, see below).
   struct Case {
@@ -219,13 +208,8 @@ TEST_CASE("the level-2 log is the host kernel's, line for line", "[bpfvm][kernel
 }
 
 TEST_CASE("the level-1 log is the host kernel's, line for line", "[bpfvm][kernel][verifier][log]") {
-  std::string why;
-  if (!kernel_bpf_allowed(&why)) {
-    WARN("bpf(BPF_PROG_LOAD) refused (" << why << "): kernel log differential skipped");
-    return;
-  }
   KfuncRegistry reg;
-  testing::add_memcg_kfuncs(reg);
+  if (!log_diff_ready(reg)) return;
   // Level 1 prints the walk as level 2 does but forgets each path that ends safely (exit or
   // pruned): an accepted program's log is the summary alone, a rejected one's is the path to
   // the error with the reason last. verifier_log's programs also hold the kernel's verdicts

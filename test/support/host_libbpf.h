@@ -1,19 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// test/support/host_libbpf.h: one program of a BPF object file loaded by the host kernel through
-// the host's libbpf, with its verifier log, for the differential tests against the kernel
-// (test/bpfvm/kernel_diff_test.cc, test/bpfvm/kernel_log_diff_test.cc) and
-// umemcg-verifier-corpus (tools/verifier_corpus.cc).
+// test/support/host_libbpf.h: the host kernel's BPF through the host's libbpf, for the
+// differential tests against the kernel (test/bpfvm/kernel_diff_test.cc,
+// test/bpfvm/kernel_log_diff_test.cc) and umemcg-verifier-corpus (tools/verifier_corpus.cc):
+// whether the kernel loads programs for us, and one program of an object file loaded with its
+// verifier log.
 #pragma once
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <unistd.h>
 
 #include <cstdarg>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace umemcg::test {
+
+// Whether the host kernel loads a BPF program for us (privilege, CONFIG_BPF_SYSCALL): a
+// two-instruction socket filter. *why says why not.
+inline bool host_bpf_allowed(std::string *why) {
+  const bpf_insn probe[] = {{BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0},
+                            {BPF_JMP | BPF_EXIT, 0, 0, 0, 0}};
+  const int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, nullptr, "GPL", probe, 2, nullptr);
+  if (fd < 0) {
+    *why = std::strerror(-fd);
+    return false;
+  }
+  close(fd);
+  return true;
+}
 
 // A libbpf print callback that prints nothing (libbpf_set_print(libbpf_quiet)).
 inline int libbpf_quiet(enum libbpf_print_level, const char *, va_list) { return 0; }
