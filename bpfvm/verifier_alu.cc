@@ -249,6 +249,8 @@ void adjust_scalar_min_max_vals(bpf_reg_state &dst, const bpf_reg_state &src, u8
       default: return range_shift(op, ra, k);
     }
   };
+  // The 32- and 64-bit stores are written out side by side on purpose, as the kernel writes
+  // each operation's scalar32_min_max_*() and scalar_min_max_*() pair.
   if (alu32) {
     const rng<u32, s32> r = compute(range32(dst), range32(src));
     __mark_reg_unknown(dst);

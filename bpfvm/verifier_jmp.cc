@@ -162,6 +162,7 @@ void refine(view &a, view &b, u8 op) {
     case kJsetFalse:
       if (tnum_is_const(b.t)) a.t = tnum_and(a.t, tnum_const(~b.t.value));
       break;
+    // One case per comparison on purpose, unsigned then signed, as regs_refine_cond_op() has them.
     case BPF_JGT:
       a.umin = std::max(a.umin, b.umin + 1);
       b.umax = std::min(b.umax, a.umax - 1);
