@@ -6,33 +6,21 @@
 // bare retval; bad scripts, bad cgroup paths and bad context words exit 2 with a clear error.
 #include <catch2/catch.hpp>
 
-#include "test/tools/run_command.h"
+#include "test/tools/umemcg_cli.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
 
-#ifndef UMEMCG_PATH
-#error "UMEMCG_PATH must name the built umemcg"
-#endif
-#ifndef UMEMCG_BPF_PROGS_DIR
-#error "UMEMCG_BPF_PROGS_DIR must name the compiled test programs"
-#endif
-
 namespace {
 
 using Run = umemcg::test::CommandResult;
 using umemcg::test::line_starting;
+using umemcg::test::has;
+using umemcg::test::run_umemcg;
 
-// args are single-quoted: callers pass no quotes.
-Run run_umemcg(const std::string &args) {
-  return umemcg::test::run_command(std::string(UMEMCG_PATH) + " " + args);
-}
-
-const std::string kObj = std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_reclaim.bpf.o";
-
-bool has(const Run &r, const std::string &s) { return r.out.find(s) != std::string::npos; }
+const std::string kObj = umemcg::test::prog("memcg_reclaim.bpf.o");
 
 // A `umemcg sh` script in a temporary file, removed with the object.
 struct Script {

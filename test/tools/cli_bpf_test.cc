@@ -4,7 +4,7 @@
 // objects, unknown programs, bad --ctx).
 #include <catch2/catch.hpp>
 
-#include "test/tools/run_command.h"
+#include "test/tools/umemcg_cli.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,25 +15,12 @@
 #include <iterator>
 #include <string>
 
-#ifndef UMEMCG_PATH
-#error "UMEMCG_PATH must name the built umemcg"
-#endif
-#ifndef UMEMCG_BPF_PROGS_DIR
-#error "UMEMCG_BPF_PROGS_DIR must name the compiled test programs"
-#endif
-
 namespace {
 
 using Run = umemcg::test::CommandResult;
-
-// args are single-quoted: callers pass no quotes.
-Run run_umemcg(const std::string &args) {
-  return umemcg::test::run_command(std::string(UMEMCG_PATH) + " " + args);
-}
-
-std::string prog(const char *name) { return std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name; }
-
-bool has(const Run &r, const std::string &s) { return r.out.find(s) != std::string::npos; }
+using umemcg::test::has;
+using umemcg::test::prog;
+using umemcg::test::run_umemcg;
 
 // A copy of an object cut to `keep` bytes, in a temporary file.
 std::string truncated_copy(const char *name, size_t keep) {

@@ -21,21 +21,13 @@
 #include "tools/fuzz/fuzz_case.h"
 #include "tools/fuzz/fuzz_corpus.h"
 #include "tools/fuzz/fuzz_run.h"
-#include "test/tools/run_command.h"
-
-#ifndef UMEMCG_PATH
-#error "UMEMCG_PATH must name the built umemcg"
-#endif
+#include "test/tools/umemcg_cli.h"
 
 namespace {
 
 using Run = umemcg::test::CommandResult;
-
-Run run_umemcg(const std::string &args) {
-  return umemcg::test::run_command(std::string(UMEMCG_PATH) + " " + args);
-}
-
-std::string prog(const char *name) { return std::string(UMEMCG_BPF_PROGS_DIR) + "/" + name; }
+using umemcg::test::prog;
+using umemcg::test::run_umemcg;
 
 std::string tmpdir() {
   char tmpl[] = "/tmp/umemcg-fuzz-XXXXXX";
@@ -44,6 +36,15 @@ std::string tmpdir() {
 }
 
 bool has(const std::string &s, const std::string &what) { return s.find(what) != std::string::npos; }
+
+// The arguments of the "replay: umemcg sh ARGS" line a failing fuzz run prints.
+std::string replay_sh_args(const std::string &out) {
+  const std::string head = "replay: umemcg sh ";
+  const size_t at = out.find(head);
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + head.size();
+  return out.substr(from, out.find('\n', from) - from);
+}
 
 }  // namespace
 
@@ -108,9 +109,7 @@ TEST_CASE("umemcg fuzz: a policy deferring a memory.high debt past two batches i
   CHECK(has(r.out, "warning: "));
   CHECK(has(r.out, "a high_policy deferred a memory.high debt of more than 128 pages"));
   CHECK(has(r.out, "the minimized case fails the same way"));
-  const size_t at = r.out.find("replay: umemcg sh ");
-  REQUIRE(at != std::string::npos);
-  const std::string replay_args = r.out.substr(at + 18, r.out.find('\n', at) - at - 18);
+  const std::string replay_args = replay_sh_args(r.out);
   CHECK(has(replay_args, "--high-debt-limit 128 "));
   Run replay = run_umemcg("sh " + replay_args);
   INFO(replay.out);
@@ -520,9 +519,7 @@ TEST_CASE("umemcg fuzz --stall-limit: a stall is found, minimized and replays",
   CHECK(has(r.out, "corpus case mlock.sh (seed 5): stall: INFO: task mlock:"));
   CHECK(has(r.out, "blocked for more than 5 seconds (killable sleep)"));
   CHECK(has(r.out, "the minimized case fails the same way"));
-  const size_t at = r.out.find("replay: umemcg sh ");
-  REQUIRE(at != std::string::npos);
-  const std::string replay_args = r.out.substr(at + 18, r.out.find('\n', at) - at - 18);
+  const std::string replay_args = replay_sh_args(r.out);
   CHECK(has(replay_args, "--hung-task-timeout 5 "));
   const std::string script = read_all(dir + "/case.sh");
   INFO(script);

@@ -16,12 +16,7 @@
 #include <fstream>
 #include <string>
 
-#ifndef UMEMCG_PATH
-#error "UMEMCG_PATH must name the built umemcg"
-#endif
-#ifndef UMEMCG_BPF_PROGS_DIR
-#error "UMEMCG_BPF_PROGS_DIR must name the compiled test programs"
-#endif
+#include "test/tools/umemcg_cli.h"
 
 namespace {
 
@@ -376,7 +371,7 @@ TEST_CASE("umemcg sh: cgroup.freeze stops a faulting process, cgroup.events says
 }
 
 TEST_CASE("umemcg sh: bpf load, attach a policy to a cgroup, run, unload", "[sh][machine]") {
-  std::string obj = std::string(UMEMCG_BPF_PROGS_DIR) + "/memcg_policy.bpf.o";
+  std::string obj = umemcg::test::prog("memcg_policy.bpf.o");
   Run r = sh(
       "echo +memory > cgroup.subtree_control\n"
       "mkdir a\n"
