@@ -5,21 +5,10 @@
 // the same numbers, and the report has its tables and verdicts.
 #include <catch2/catch.hpp>
 
+#include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
 
 using namespace umemcg::scenario;
-
-namespace {
-
-// A one-seed summary of a run's metrics (median = min = max).
-Summary summarize(const Metrics &m) {
-  Summary s;
-  for (const auto &[variant, metrics] : m)
-    for (const auto &[name, v] : metrics) s[variant][name] = Stat{v, v, v, 1, {v}};
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("scenario async-reclaim: quick run, directions and determinism", "[scenario]") {
   const Scenario sc = async_reclaim_scenario();
@@ -51,7 +40,7 @@ TEST_CASE("scenario async-reclaim: quick run, directions and determinism", "[sce
   // The same seed, the same numbers.
   CHECK(sc.run(o) == a);
 
-  const Report r = sc.report(summarize(a));
+  const Report r = sc.report(summarize({a}));
   REQUIRE(r.tables.size() == 2);
   CHECK(r.tables[0].header.size() == 5);
   CHECK(r.tables[0].rows.size() == 2);

@@ -6,18 +6,12 @@
 
 #include <cstdio>
 
+#include "tools/scenario/report.h"
 #include "tools/scenario/scenario.h"
 
 using namespace umemcg::scenario;
 
 namespace {
-
-Summary summarise(const Metrics &m) {
-  Summary s;
-  for (const auto &[variant, metrics] : m)
-    for (const auto &[name, v] : metrics) s[variant][name] = Stat{v, v, v, 1, {v}};
-  return s;
-}
 
 // Host-time metrics differ from run to run; everything else must not.
 Metrics deterministic(Metrics m) {
@@ -37,7 +31,7 @@ TEST_CASE("scenario kernfs-notify: the seed's table and directions, deterministi
   o.quick = true;
   const Metrics m = sc.run(o);
   REQUIRE(m.size() == 4);
-  const Report r = sc.report(summarise(m));
+  const Report r = sc.report(summarize({m}));
   REQUIRE(r.tables.size() == 2);
   CHECK(r.tables[0].header.size() == 7);
   CHECK(r.tables[0].rows.size() == 7);
