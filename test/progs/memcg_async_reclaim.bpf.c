@@ -19,6 +19,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "bpf_wq.h"
 #include "memcg_kfuncs.h"
 
 #define CLOCK_MONOTONIC 1
@@ -27,10 +28,6 @@
 #define WORKINGSET_REFAULT_FILE 11
 #define PAGE_SIZE 4096
 #define MAX_CALLS 64
-
-struct bpf_wq {
-	__u64 __opaque[2];
-} __attribute__((aligned(8)));
 
 struct cgroup_subsys_state {
 	struct cgroup *cgroup;
@@ -42,9 +39,6 @@ struct cgroup {
 extern long bpf_proactive_reclaim(struct mem_cgroup *memcg, __u64 size, int swappiness) __ksym;
 extern int bpf_wq_init(struct bpf_wq *wq, void *p__map, unsigned int flags) __ksym;
 extern int bpf_wq_start(struct bpf_wq *wq, unsigned int flags) __ksym;
-extern int bpf_wq_set_callback_impl(struct bpf_wq *wq,
-				    int (callback_fn)(void *map, int *key, void *value),
-				    unsigned int flags, void *aux__prog) __ksym;
 
 enum outcome {
 	RECLAIMED = 1,

@@ -7,24 +7,13 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "memcg_ctx.h"
 #include "memcg_kfuncs.h"
 
-struct task_struct;
 struct rw_semaphore;
-struct bpf_iter_meta;
 
 struct cgroup {
 	struct cgroup_subsys_state *self_placeholder;
-};
-
-struct bpf_memcg_ctx {
-	struct mem_cgroup *memcg;
-	struct mem_cgroup *memcg_over_limit;
-	struct task_struct *task;
-	__u64 cgroup_id;
-	__u64 over_limit_cgroup_id;
-	__u64 nr_pages_over_high;
-	__u32 gfp_flags;
 };
 
 struct bpf_memcg_ops {
@@ -32,11 +21,6 @@ struct bpf_memcg_ops {
 	int (*charged)(struct mem_cgroup *memcg, unsigned long nr_pages);
 	__u32 flags;
 	char name[16];
-};
-
-struct bpf_iter__cgroup {
-	struct bpf_iter_meta *meta;
-	struct cgroup *cgroup;
 };
 
 extern long bpf_proactive_reclaim(struct mem_cgroup *memcg, unsigned long size,

@@ -13,10 +13,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "memcg_ctx.h"
 #include "memcg_kfuncs.h"
 
 struct rw_semaphore;
-struct bpf_iter_meta;
 
 struct task_struct {
 	int pid;
@@ -31,23 +31,8 @@ struct cgroup {
 	struct cgroup_subsys_state self;
 };
 
-struct bpf_memcg_ctx {
-	struct mem_cgroup *memcg;
-	struct mem_cgroup *memcg_over_limit;
-	struct task_struct *task;
-	__u64 cgroup_id;
-	__u64 over_limit_cgroup_id;
-	__u64 nr_pages_over_high;
-	__u32 gfp_flags;
-};
-
 struct bpf_memcg_ops {
 	__u32 (*high_policy)(const struct bpf_memcg_ctx *ctx);
-};
-
-struct bpf_iter__cgroup {
-	struct bpf_iter_meta *meta;
-	struct cgroup *cgroup;
 };
 
 #define BPF_MEMCG_HIGH_DEFER_INLINE 1

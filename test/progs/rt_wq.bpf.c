@@ -6,17 +6,10 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-/* uapi (Linux 6.10+) and libbpf's bpf_experimental.h (6.19): not in the headers this project
- * builds against. */
-struct bpf_wq {
-	__u64 __opaque[2];
-} __attribute__((aligned(8)));
+#include "bpf_wq.h"
 
 extern int bpf_wq_init(struct bpf_wq *wq, void *p__map, unsigned int flags) __weak __ksym;
 extern int bpf_wq_start(struct bpf_wq *wq, unsigned int flags) __weak __ksym;
-extern int bpf_wq_set_callback_impl(struct bpf_wq *wq,
-				    int (callback_fn)(void *map, int *key, void *value),
-				    unsigned int flags, void *aux__prog) __ksym;
 #define bpf_wq_set_callback(wq, cb, flags) bpf_wq_set_callback_impl(wq, cb, flags, NULL)
 
 struct elem {

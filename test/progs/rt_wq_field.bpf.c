@@ -5,10 +5,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-/* uapi (Linux 6.10+): not in the headers this project builds against. */
-struct bpf_wq {
-	__u64 __opaque[2];
-} __attribute__((aligned(8)));
+#include "bpf_wq.h"
 
 struct elem {
 	__u64 a;

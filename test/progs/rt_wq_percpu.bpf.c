@@ -4,9 +4,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-struct bpf_wq {
-	__u64 __opaque[2];
-} __attribute__((aligned(8)));
+#include "bpf_wq.h"
 
 struct elem {
 	struct bpf_wq wq;
