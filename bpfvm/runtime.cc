@@ -57,9 +57,7 @@ absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::open(
     const std::string &path, const KfuncRegistry *kfuncs, const BpfLinkOptions &opts) {
   LoadOptions lo;
   lo.kfuncs = kfuncs;
-  auto obj = load_object_file(path, lo);
-  if (!obj.ok()) return obj.status();
-  return link(std::move(*obj), opts);
+  return open(path, lo, opts);
 }
 
 absl::StatusOr<std::unique_ptr<BpfLoadedObject>> BpfLoadedObject::open(
