@@ -21,12 +21,8 @@
 
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <regex>
 #include <sstream>
 #include <string>
