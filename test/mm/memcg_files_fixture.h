@@ -100,4 +100,33 @@ inline std::string read_file(mem_cgroup *memcg, const char *file) {
 
 inline long len(const std::string &s) { return static_cast<long>(s.size()); }
 
+// @pages pages in bytes, as a file shows them.
+inline std::string bytes(unsigned long pages) { return std::to_string(pages * PAGE_SIZE) + "\n"; }
+
+// A fresh script in @mode for the stand-ins, uncharging from @env's ledger.
+inline void reset_script(MemcgEnv *env, FilesScript::Mode mode = FilesScript::kZero) {
+  g_files = FilesScript{};
+  g_files.env = env;
+  g_files.mode = mode;
+}
+
+// The set-up most control-file tests start from: a files_params() machine (cgroup v1 when @v1),
+// a fresh kZero script and one cgroup "c" below the root. Tests take it through
+// TEST_CASE_METHOD as FilesC (v2) or FilesV1C; one that wants another mode sets g_files.mode.
+struct FilesCgroup {
+  WarnCheck wc;
+  MemcgEnv env;
+  mem_cgroup *c;
+  explicit FilesCgroup(bool v1) : env(files_params(v1)) {
+    reset_script(&env);
+    c = env.mkdir(nullptr, "c");
+  }
+};
+struct FilesC : FilesCgroup {
+  FilesC() : FilesCgroup(false) {}
+};
+struct FilesV1C : FilesCgroup {
+  FilesV1C() : FilesCgroup(true) {}
+};
+
 }  // namespace umemcg::test
