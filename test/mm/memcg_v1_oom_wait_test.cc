@@ -105,8 +105,7 @@ TEST_CASE("v1 OOM wait: a faulting process sleeps under_oom, notified; a raised 
       wait_for_completion(&ready);
       CHECK(get_mm_counter(emu::process_mm(p), MM_ANONPAGES) == 150);
       CHECK(read_oom_control("a") == oc(1, 0, 0));
-      emu::process_kill(p);
-      status = emu::process_wait(p);
+      status = kill_and_wait(p);
       for (int fd : {efd, lfd, cfd}) {
         fd_entry e;
         REQUIRE(close_fd(fd, &e) == 0);
@@ -129,11 +128,9 @@ TEST_CASE("v1 OOM wait: an uncharge in the memcg wakes the waiter, which waits a
     mem_cgroup *a = limited(env, "a", 100);
     int s_holder = -1, s_waiter = -1;
     env.run([&] {
-      completion r1, r2;
-      init_completion(&r1);
+      completion r2;
       init_completion(&r2);
-      emu::Process *holder = start_anon_holder(a, 40, &r1);
-      wait_for_completion(&r1);
+      emu::Process *holder = anon_holder_started(a, 40);
       emu::Process *waiter = start_anon_holder(a, 150, &r2);
       wait_under_oom(a);
       // At the limit (pages still in a per-CPU stock count too).
@@ -141,8 +138,7 @@ TEST_CASE("v1 OOM wait: an uncharge in the memcg wakes the waiter, which waits a
       long before = rss(waiter);
       CHECK(before <= 60);
       // The holder's exit uncharges 40 pages: the waiter takes them and waits again.
-      emu::process_kill(holder);
-      s_holder = emu::process_wait(holder);
+      s_holder = kill_and_wait(holder);
       // Its folios still in per-CPU lru_add batches are freed (and uncharged) at the drain.
       lru_add_drain_all();
       wait_rss_above(waiter, before);
@@ -151,8 +147,7 @@ TEST_CASE("v1 OOM wait: an uncharge in the memcg wakes the waiter, which waits a
       CHECK(rss(waiter) > before);
       CHECK(read_oom_control("a") == oc(1, 1, 0));
       // SIGKILL ends the killable wait.
-      emu::process_kill(waiter);
-      s_waiter = emu::process_wait(waiter);
+      s_waiter = kill_and_wait(waiter);
       CHECK(read_oom_control("a") == oc(1, 0, 0));
     });
     CHECK(s_holder == 137);
@@ -189,16 +184,13 @@ TEST_CASE("v1 OOM wait: a charge outside a user fault (MAP_POPULATE) fails inste
   mem_cgroup *a = limited(env, "a", 100);
   int status = -1;
   env.run([&] {
-    completion r;
-    init_completion(&r);
-    emu::Process *p = start_anon_holder(a, 150, &r, 0, MAP_POPULATE);
-    wait_for_completion(&r);  // population stopped at the limit: no wait, no kill
+    // Population stopped at the limit: no wait, no kill.
+    emu::Process *p = anon_holder_started(a, 150, 0, MAP_POPULATE);
     CHECK(rss(p) <= 100);
     CHECK(usage(a) == 100);
     CHECK_FALSE(memcg1_under_oom(a));
     CHECK(memory_events_read(a, MEMCG_OOM) >= 1);
-    emu::process_kill(p);
-    status = emu::process_wait(p);
+    status = kill_and_wait(p);
   });
   CHECK(status == 137);
   CHECK(memory_events_read(a, MEMCG_OOM_KILL) == 0);
@@ -215,8 +207,7 @@ TEST_CASE("v1 OOM wait: a recovery wakes only the waiters of related memcgs",
   env.run([&] {
     completion r[3];
     for (auto &x : r) init_completion(&x);
-    emu::Process *hb = start_anon_holder(b, 20, &r[0]);
-    wait_for_completion(&r[0]);
+    emu::Process *hb = anon_holder_started(b, 20);
     emu::Process *wb = start_anon_holder(b, 100, &r[1]);
     emu::Process *wc2 = start_anon_holder(c, 100, &r[2]);
     wait_under_oom(b);
@@ -226,8 +217,7 @@ TEST_CASE("v1 OOM wait: a recovery wakes only the waiters of related memcgs",
     long rss_b = rss(wb), rss_c = rss(wc2);
     long ooms_c = memory_events_read(c, MEMCG_OOM);
     // b's uncharge wakes b's waiter (it faults more and waits again), not c's.
-    emu::process_kill(hb);
-    s[0] = emu::process_wait(hb);
+    s[0] = kill_and_wait(hb);
     lru_add_drain_all();  // its folios still in lru_add batches are freed
     wait_rss_above(wb, rss_b);
     wait_under_oom(b);
@@ -264,8 +254,7 @@ TEST_CASE("v1 OOM wait: a child's waiter wakes on the parent's raised limit (hie
     CHECK(wr("p/memory.limit_in_bytes", std::to_string(200 * P)) > 0);
     wait_for_completion(&r);
     CHECK(get_mm_counter(emu::process_mm(w), MM_ANONPAGES) == 100);
-    emu::process_kill(w);
-    status = emu::process_wait(w);
+    status = kill_and_wait(w);
   });
   CHECK(status == 137);
   env.finish();
@@ -322,8 +311,7 @@ TEST_CASE("v1 OOM wait, native mode: the waiter wakes on a raised limit",
     CHECK(wr("a/memory.limit_in_bytes", std::to_string(200 * P)) > 0);
     wait_for_completion(&r);
     CHECK(get_mm_counter(emu::process_mm(p), MM_ANONPAGES) == 150);
-    emu::process_kill(p);
-    status = emu::process_wait(p);
+    status = kill_and_wait(p);
     CHECK(read_oom_control("a") == oc(1, 0, 0));
   });
   CHECK(status == 137);

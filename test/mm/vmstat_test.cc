@@ -135,8 +135,7 @@ TEST_CASE("vm events after faults, reads, kswapd, direct and proactive reclaim a
     mem_cgroup *c = env.mkdir(nullptr, "c");
     env.run([&] {
       CHECK(gev(PGFAULT) == 0);
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 600) == 0);
+      inode *f = cached_file(a, 600);
       lru_add_drain_all();
       // 700 + 300 anon pages on 1000 pages of RAM: kswapd, then direct reclaim and swap.
       AnonHolder hb(b, 700);
@@ -422,8 +421,7 @@ TEST_CASE("a larger watermark_scale_factor: the next allocation wakes kswapd, wh
     MemcgEnv env(with_ram(v2_params(), 1000));
     mem_cgroup *a = env.mkdir(nullptr, "a");
     env.run([&] {
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 800) == 0);
+      inode *f = cached_file(a, 800);
       lru_add_drain_all();
       CHECK(nr_free_pages() == 200);  // above the boot low watermark (78)
       // 1000 * 3000 / 10000 = 300: low 363, high 663.
@@ -459,8 +457,7 @@ TEST_CASE("a larger min_free_kbytes: an allocation below the new min watermark r
     MemcgEnv env(with_ram(v2_params(), 1000));
     mem_cgroup *a = env.mkdir(nullptr, "a");
     env.run([&] {
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 800) == 0);
+      inode *f = cached_file(a, 800);
       lru_add_drain_all();
       CHECK(nr_free_pages() == 200);
       // 1600 KiB: min 400 pages, low 500.
