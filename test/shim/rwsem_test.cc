@@ -19,13 +19,10 @@
 
 using namespace umemcg;
 using umemcg::test::config;
+using umemcg::test::wait_until;
 using umemcg::test::WarnCheck;
 
 namespace {
-template <typename P>
-void wait_until(P pred) {
-  while (!pred()) msleep(1);
-}
 
 long count_of(const rw_semaphore &sem) { return sem.count.load(); }
 
