@@ -60,7 +60,7 @@ TEST_CASE("the default RAM is 4 GiB", "[mm][global]") {
 TEST_CASE("global reclaim: an allocation beyond the machine's RAM reclaims other memcgs' cache",
           "[mm][global]") {
   for (const auto &p : {v2_params(false), v2_params(true), v1_params(false)}) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(with_ram(p, 400));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -132,7 +132,7 @@ TEST_CASE("global OOM: the biggest process of the machine is killed, -1000 never
           "counted on its memcg",
           "[mm][global][oom]") {
   for (const auto &p : {v2_params(false), v2_params(true), v1_params(false)}) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(with_ram(p, 300));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -212,7 +212,7 @@ TEST_CASE("the OOM reaper frees a blocked victim's anon memory; the next OOM pic
   // machine time in the allocator's or the charge's OOM retry loop.
   for (bool global : {true, false}) {
     for (const auto &p : {global ? v2_params(false) : v1_params(false)}) {
-      INFO((global ? "global " : "memcg ") << design_name(p) << (p.v1 ? " v1" : " v2"));
+      INFO((global ? "global " : "memcg ") << params_name(p));
       WarnCheck wc;
       MemcgEnv env(with_ram(p, global ? 300 : 100000));
       mem_cgroup *top = env.mkdir(nullptr, "top");
@@ -270,7 +270,7 @@ TEST_CASE("the OOM reaper frees a blocked victim's anon memory; the next OOM pic
 TEST_CASE("native: processes racing for the machine's RAM end in OOM kills; no page lost",
           "[mm][global][oom][native]") {
   for (const auto &p : {v2_params(false), v1_params(true)}) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(with_ram(p, 400), emu::Mode::native, 4);
     mem_cgroup *a = env.mkdir(nullptr, "a");

@@ -120,7 +120,7 @@ TEST_CASE("kswapd reclaims in the background until the high watermark and sleeps
           "pages count as pgscan_kswapd/pgsteal_kswapd", "[mm][global][kswapd]") {
   for (std::uint64_t seed = 1; seed <= 4; seed++) {
     for (const auto &p : {v2_params(false), v1_params(true)}) {
-      INFO("seed " << seed << " " << design_name(p) << (p.v1 ? " v1" : " v2"));
+      INFO("seed " << seed << " " << params_name(p));
       WarnCheck wc;
       MemcgEnv env(with_ram(p, 1000), emu::Mode::simulated, 4, seed);
       mem_cgroup *a = env.mkdir(nullptr, "a");

@@ -15,7 +15,7 @@ TEST_CASE("lru_check_memcgs: silent on anon and page cache in a subtree, both de
           "v2; names the list whose statistic or size disagrees", "[mm][lru]") {
   for (const memcg_boot_params &params :
        {v2_params(), v2_params(true), v1_params(), v1_params(true)}) {
-    INFO(design_name(params) << (params.v1 ? " v1" : " v2"));
+    INFO(params_name(params));
     WarnCheck wc;
     MemcgEnv env(params);
     mem_cgroup *a = env.mkdir(nullptr, "a");

@@ -17,7 +17,7 @@ const memcg_boot_params kDesigns[] = {v2_params(false), v2_params(true), v1_para
 TEST_CASE("anon faults charge a page each, enter the LRU through the batch, exit frees all",
           "[mm][process]") {
   for (const auto &p : kDesigns) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(p);
     mem_cgroup *a = env.mkdir(nullptr, "a");

@@ -88,7 +88,7 @@ struct Toucher {
 TEST_CASE("swap-out: anon reclaimed to swap; PTEs become swap entries; charges and stats move",
           "[mm][swap]") {
   for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -137,7 +137,7 @@ TEST_CASE("swap-out: anon reclaimed to swap; PTEs become swap entries; charges a
 TEST_CASE("swap-in: the fault charges memory, uncharges swap, frees the slot; refault stats",
           "[mm][swap][workingset]") {
   for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -294,7 +294,7 @@ TEST_CASE("no free slot: swap-out raises fail only; the free swap caps what memc
 TEST_CASE("MADV_DONTNEED and munmap of swapped pages free their slots and uncharge the swap",
           "[mm][swap][process]") {
   for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -353,7 +353,7 @@ TEST_CASE("MADV_DONTNEED and munmap of swapped pages free their slots and unchar
 TEST_CASE("a removed cgroup keeps its swap charged; swap-in charges the faulting mm's memcg",
           "[mm][swap][offline]") {
   for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -478,7 +478,7 @@ TEST_CASE("swap-out racing the owner's zap: every slot and swap record is freed 
           "[mm][swap][process]") {
   constexpr unsigned long kPages = 64;
   for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base), emu::Mode::simulated, 2);
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -557,7 +557,7 @@ TEST_CASE("S13: 100M of anon touched under memory.max=30M with 1G of swap comple
 TEST_CASE("native: concurrent swap-out, swap-in and exit keep every charge and slot",
           "[mm][swap][native]") {
   for (const auto &base : {v2_params(false), v1_params(true)}) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base), emu::Mode::native, 4);
     mem_cgroup *a = env.mkdir(nullptr, "a");
