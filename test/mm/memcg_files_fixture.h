@@ -128,5 +128,16 @@ struct FilesC : FilesCgroup {
 struct FilesV1C : FilesCgroup {
   FilesV1C() : FilesCgroup(true) {}
 };
+// A files_params() machine (v2), a fresh kZero script, cgroup "p" below the root and "c" below p.
+struct FilesPC {
+  WarnCheck wc;
+  MemcgEnv env{files_params()};
+  mem_cgroup *p, *c;
+  FilesPC() {
+    reset_script(&env);
+    p = env.mkdir(nullptr, "p");
+    c = env.mkdir(p, "c");
+  }
+};
 
 }  // namespace umemcg::test

@@ -86,12 +86,8 @@ TEST_CASE_METHOD(FilesC, "memory files: defaults of a new cgroup", "[mm][memcg][
   env.finish();
 }
 
-TEST_CASE("memory files: memory.current counts stocked pages", "[mm][memcg][files]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *p = env.mkdir(nullptr, "p");
-  mem_cgroup *c = env.mkdir(p, "c");
+TEST_CASE_METHOD(FilesPC, "memory files: memory.current counts stocked pages",
+                 "[mm][memcg][files]") {
   env.run([&] {
     REQUIRE(env.charge(c, 1) == 0);  // a batch of 64: 63 stay in this CPU's stock
     CHECK(read_file(c, "current") == bytes(64));
@@ -616,13 +612,9 @@ TEST_CASE_METHOD(FilesC,
   env.finish();
 }
 
-TEST_CASE("memory files: css_reset forgets every limit; offline resets min and low",
-          "[mm][memcg][files][lifecycle]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *p = env.mkdir(nullptr, "p");
-  mem_cgroup *c = env.mkdir(p, "c");
+TEST_CASE_METHOD(FilesPC,
+                 "memory files: css_reset forgets every limit; offline resets min and low",
+                 "[mm][memcg][files][lifecycle]") {
   env.run([&] {
     for (const char *f : {"min", "low", "high", "max", "swap.high", "swap.max"})
       CHECK(write_file(c, f, "1M") == 2);
