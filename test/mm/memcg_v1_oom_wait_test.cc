@@ -47,6 +47,16 @@ void wait_rss_above(emu::Process *p, long nr) {
   for (int i = 0; i < 100000 && rss(p) <= nr; i++) schedule_timeout_uninterruptible(1);
   REQUIRE(rss(p) > nr);
 }
+// Starts a start_anon_holder() process faulting @nr pages in @memcg (@ready: its completion,
+// initialised here, signalled on its way out too) and sleeps until @oom_memcg (@memcg when null)
+// is under OOM: the process waits in its fault.
+emu::Process *start_oom_waiter(mem_cgroup *memcg, unsigned long nr, completion *ready,
+                               mem_cgroup *oom_memcg = nullptr) {
+  init_completion(ready);
+  emu::Process *p = start_anon_holder(memcg, nr, ready);
+  wait_under_oom(oom_memcg ? oom_memcg : memcg);
+  return p;
+}
 // A v1 memcg "cg" limited to @pages of memory (memsw unlimited), its OOM killer disabled.
 mem_cgroup *limited(MemcgEnv &env, const char *name, unsigned long pages) {
   mem_cgroup *m = env.mkdir(nullptr, name);
@@ -77,9 +87,7 @@ TEST_CASE("v1 OOM wait: a faulting process sleeps under_oom, notified; a raised 
       CHECK(read_oom_control("a") == oc(1, 0, 0));
 
       completion ready;
-      init_completion(&ready);
-      emu::Process *p = start_anon_holder(a, 150, &ready);
-      wait_under_oom(a);
+      emu::Process *p = start_oom_waiter(a, 150, &ready);
       // Asleep in its fault: 100 pages mapped, nothing killed, the listener told once.
       CHECK(read_oom_control("a") == oc(1, 1, 0));
       CHECK_FALSE(emu::process_exited(p, nullptr));
@@ -128,11 +136,9 @@ TEST_CASE("v1 OOM wait: an uncharge in the memcg wakes the waiter, which waits a
     mem_cgroup *a = limited(env, "a", 100);
     int s_holder = -1, s_waiter = -1;
     env.run([&] {
-      completion r2;
-      init_completion(&r2);
+      completion r;
       emu::Process *holder = anon_holder_started(a, 40);
-      emu::Process *waiter = start_anon_holder(a, 150, &r2);
-      wait_under_oom(a);
+      emu::Process *waiter = start_oom_waiter(a, 150, &r);
       // At the limit (pages still in a per-CPU stock count too).
       CHECK(usage(a) == 100);
       long before = rss(waiter);
@@ -165,9 +171,7 @@ TEST_CASE("v1 OOM wait: oom_kill_disable 0 wakes the waiter and the killer runs"
   int status = -1;
   env.run([&] {
     completion r;
-    init_completion(&r);
-    emu::Process *p = start_anon_holder(a, 150, &r);
-    wait_under_oom(a);
+    emu::Process *p = start_oom_waiter(a, 150, &r);
     CHECK(wr("a/memory.oom_control", "0") > 0);
     status = emu::process_wait(p);
     CHECK(read_oom_control("a") == oc(0, 0, 1));
@@ -246,9 +250,7 @@ TEST_CASE("v1 OOM wait: a child's waiter wakes on the parent's raised limit (hie
     // The child inherited oom_kill_disable at creation.
     CHECK(read_oom_control("p/ch") == oc(1, 0, 0));
     completion r;
-    init_completion(&r);
-    emu::Process *w = start_anon_holder(ch, 100, &r);
-    wait_under_oom(p);
+    emu::Process *w = start_oom_waiter(ch, 100, &r, p);
     CHECK(memcg1_under_oom(ch));  // the whole subtree of the OOM memcg is under OOM
     CHECK(read_oom_control("p") == oc(1, 1, 0));
     CHECK(wr("p/memory.limit_in_bytes", std::to_string(200 * P)) > 0);
@@ -303,9 +305,7 @@ TEST_CASE("v1 OOM wait, native mode: the waiter wakes on a raised limit",
   int status = -1;
   env.run([&] {
     completion r;
-    init_completion(&r);
-    emu::Process *p = start_anon_holder(a, 150, &r);
-    wait_under_oom(a);
+    emu::Process *p = start_oom_waiter(a, 150, &r);
     CHECK(read_oom_control("a") == oc(1, 1, 0));
     CHECK(usage(a) == 100);
     CHECK(wr("a/memory.limit_in_bytes", std::to_string(200 * P)) > 0);
