@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // test/mm/memcg_files_fixture.h: what the control-file tests share: a scripted stand-in for
 // reclaim and the OOM killer (memcg_reclaim_ops) that counts its calls and can free charged
-// pages from the test's ledger, and one-shot read/write helpers over a cftype table.
+// pages from the test's ledger, one-shot read/write helpers over a cftype table, and the
+// machines with cgroups most of the tests start from (Catch2 fixtures: FilesC, FilesV1C, FilesPC).
 #pragma once
 
 #include "test/support/memcg_env.h"
