@@ -83,15 +83,32 @@ struct Toucher {
   int kill() { return kill_and_wait(proc); }
 };
 
-}  // namespace
+// No swap slot in use, and none counted to @m: MEMCG_SWAP and the swap counter are 0.
+void check_no_swap(mem_cgroup *m) {
+  CHECK(slots_in_use() == 0);
+  CHECK(stat(m, MEMCG_SWAP) == 0);
+  CHECK(page_counter_read(&m->swap) == 0);
+}
 
-TEST_CASE("swap-out: anon reclaimed to swap; PTEs become swap entries; charges and stats move",
-          "[mm][swap]") {
+// Runs @body(env, a) once for each design of kAll, on its swap machine with cgroup "a" below the
+// root, then checks the invariants (MemcgEnv::finish()).
+template <typename Body>
+void for_each_design(Body body) {
   for (const auto &base : kAll) {
     INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base));
     mem_cgroup *a = env.mkdir(nullptr, "a");
+    body(env, a);
+    env.finish();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("swap-out: anon reclaimed to swap; PTEs become swap entries; charges and stats move",
+          "[mm][swap]") {
+  for_each_design([](MemcgEnv &env, mem_cgroup *a) {
     env.run([&] {
       CHECK(total_swap_pages() == static_cast<long>(kSwapPages));
       CHECK(get_nr_swap_pages() == static_cast<long>(kSwapPages));
@@ -123,24 +140,17 @@ TEST_CASE("swap-out: anon reclaimed to swap; PTEs become swap entries; charges a
       // Exit frees the slots and uncharges the swap.
       CHECK(t.kill() == 137);
       drain_charges();
-      CHECK(slots_in_use() == 0);
-      CHECK(stat(a, MEMCG_SWAP) == 0);
-      CHECK(page_counter_read(&a->swap) == 0);
+      check_no_swap(a);
       CHECK(usage(a) == 0);
       if (do_memsw_account()) CHECK(page_counter_read(&a->memsw) == 0);
     });
     CHECK(env.rmdir(a) == 0);
-    env.finish();
-  }
+  });
 }
 
 TEST_CASE("swap-in: the fault charges memory, uncharges swap, frees the slot; refault stats",
           "[mm][swap][workingset]") {
-  for (const auto &base : kAll) {
-    INFO(params_name(base));
-    WarnCheck wc;
-    MemcgEnv env(with_swap(base));
-    mem_cgroup *a = env.mkdir(nullptr, "a");
+  for_each_design([](MemcgEnv &env, mem_cgroup *a) {
     env.run([&] {
       inode *file = emu::file_create();
       Toucher t(a, 100, 2);
@@ -158,9 +168,7 @@ TEST_CASE("swap-in: the fault charges memory, uncharges swap, frees the slot; re
       drain_charges();
       CHECK(ev(a, PSWPIN) == got);
       CHECK(ev(a, PGMAJFAULT) - majfault == got);
-      CHECK(slots_in_use() == 0);
-      CHECK(stat(a, MEMCG_SWAP) == 0);
-      CHECK(page_counter_read(&a->swap) == 0);
+      check_no_swap(a);
       CHECK(swapents(t.proc) == 0);
       CHECK(anonpages(t.proc) == 100);
       CHECK(usage(a) == 400);
@@ -187,8 +195,7 @@ TEST_CASE("swap-in: the fault charges memory, uncharges swap, frees the slot; re
     });
     CHECK(usage(a) == 0);
     CHECK(env.rmdir(a) == 0);
-    env.finish();
-  }
+  });
 }
 
 TEST_CASE("swap.max 0 refuses swap-out: the faulting process is OOM-killed; with swap it runs",
@@ -293,11 +300,7 @@ TEST_CASE("no free slot: swap-out raises fail only; the free swap caps what memc
 
 TEST_CASE("MADV_DONTNEED and munmap of swapped pages free their slots and uncharge the swap",
           "[mm][swap][process]") {
-  for (const auto &base : kAll) {
-    INFO(params_name(base));
-    WarnCheck wc;
-    MemcgEnv env(with_swap(base));
-    mem_cgroup *a = env.mkdir(nullptr, "a");
+  for_each_design([](MemcgEnv &env, mem_cgroup *a) {
     env.run([&] {
       completion swapped, done;
       init_completion(&swapped);
@@ -341,13 +344,10 @@ TEST_CASE("MADV_DONTNEED and munmap of swapped pages free their slots and unchar
       CHECK(slots_after_dontneed == ents_after_dontneed);
       CHECK(ents_after_munmap == 0);
       drain_charges();
-      CHECK(slots_in_use() == 0);
-      CHECK(stat(a, MEMCG_SWAP) == 0);
-      CHECK(page_counter_read(&a->swap) == 0);
+      check_no_swap(a);
       if (do_memsw_account()) CHECK(page_counter_read(&a->memsw) == 0);
     });
-    env.finish();
-  }
+  });
 }
 
 TEST_CASE("a removed cgroup keeps its swap charged; swap-in charges the faulting mm's memcg",
