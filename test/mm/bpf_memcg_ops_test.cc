@@ -48,19 +48,6 @@ policy_stats read_stats(emu::BpfLoadedObject &lo) {
   return bpf_map_struct<policy_stats>(lo, ".bss");
 }
 
-std::vector<std::unique_ptr<emu::BpfTracingLink>> attach_tracing(emu::BpfLoadedObject &lo) {
-  std::vector<std::unique_ptr<emu::BpfTracingLink>> links;
-  for (emu::BpfLoadedProg &p : lo.programs()) {
-    const emu::ProgKind k = p.spec().kind;
-    if (k != emu::ProgKind::kFentry && k != emu::ProgKind::kFexit) continue;
-    auto l = emu::BpfTracingLink::attach(p);
-    INFO(p.name() << ": " << l.status().message());
-    REQUIRE(l.ok());
-    links.push_back(std::move(*l));
-  }
-  return links;
-}
-
 // Charges 128 pages to a (memory.high 10) while holding a read lock: the second batch makes the
 // debt 128 > 64, where the synchronous handling would run; then releases the lock and returns
 // to user mode (the deferred debt is paid there).

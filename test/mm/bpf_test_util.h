@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // test/mm/bpf_test_util.h: helpers of the memcg BPF tests: loading the clang-compiled test
-// objects against the process's BPF kernel environment (memcg registered), and reading a
-// map value (global data sections included) as a struct.
+// objects against the process's BPF kernel environment (memcg registered), reading a map
+// value (global data sections included) as a struct, and attaching their tracing programs.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bpfvm/attach_tracing.h"
 #include "bpfvm/kernel_env.h"
 #include "bpfvm/map.h"
 #include "bpfvm/runtime.h"
@@ -48,6 +49,20 @@ T bpf_map_struct(emu::BpfLoadedObject &lo, const char *map, u32 key = 0) {
   T t;
   std::memcpy(&t, v.data(), sizeof(T));
   return t;
+}
+
+// Attaches every fentry and fexit program of @lo; the links detach when destroyed.
+inline std::vector<std::unique_ptr<emu::BpfTracingLink>> attach_tracing(emu::BpfLoadedObject &lo) {
+  std::vector<std::unique_ptr<emu::BpfTracingLink>> links;
+  for (emu::BpfLoadedProg &p : lo.programs()) {
+    const emu::ProgKind k = p.spec().kind;
+    if (k != emu::ProgKind::kFentry && k != emu::ProgKind::kFexit) continue;
+    auto l = emu::BpfTracingLink::attach(p);
+    INFO(p.name() << ": " << l.status().message());
+    REQUIRE(l.ok());
+    links.push_back(std::move(*l));
+  }
+  return links;
 }
 
 // memcg_policy.bpf.c's .bss.

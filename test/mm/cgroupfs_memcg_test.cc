@@ -29,16 +29,23 @@ namespace {
 long wr(const std::string &path, const std::string &data) {
   return cgroupfs_write_file(path, data);
 }
+
+// A v2 machine and a user task (pid 4242) with its mm, not yet forked into a cgroup.
+struct TaskWithMm {
+  WarnCheck wc;
+  test::MemcgEnv env{test::v2_params()};
+  task_struct t;
+  mm_struct mm;
+  TaskWithMm() {
+    t.pid = t.tgid = 4242;
+    t.mm = &mm;
+  }
+};
 }  // namespace
 
-TEST_CASE("cgroupfs: memcg's attach moves the mm to the effective memcg; enabling and "
-          "disabling memory re-points it; charges stay", "[kernel][cgroupfs][memcg]") {
-  WarnCheck wc;
-  test::MemcgEnv env(test::v2_params());
-  task_struct t;
-  t.pid = t.tgid = 4242;
-  mm_struct mm;
-  t.mm = &mm;
+TEST_CASE_METHOD(TaskWithMm,
+                 "cgroupfs: memcg's attach moves the mm to the effective memcg; enabling and "
+                 "disabling memory re-points it; charges stay", "[kernel][cgroupfs][memcg]") {
   mem_cgroup *a = nullptr;
   env.run([&] {
     REQUIRE(cgroupfs_mkdir("a") == 0);
@@ -69,14 +76,10 @@ TEST_CASE("cgroupfs: memcg's attach moves the mm to the effective memcg; enablin
   env.finish();
 }
 
-TEST_CASE("cgroupfs: memory is a domain controller: no memory files in a threaded cgroup, "
-          "its tasks charge the threaded domain's memcg", "[kernel][cgroupfs][memcg][threaded]") {
-  WarnCheck wc;
-  test::MemcgEnv env(test::v2_params());
-  task_struct t;
-  t.pid = t.tgid = 4242;
-  mm_struct mm;
-  t.mm = &mm;
+TEST_CASE_METHOD(TaskWithMm,
+                 "cgroupfs: memory is a domain controller: no memory files in a threaded cgroup, "
+                 "its tasks charge the threaded domain's memcg",
+                 "[kernel][cgroupfs][memcg][threaded]") {
   env.run([&] {
     bool is_dir = false;
     for (const char *d : {"a", "a/t", "b", "b/t", "z"}) REQUIRE(cgroupfs_mkdir(d) == 0);

@@ -22,10 +22,7 @@ emu::Process *start_blocked_holder(mem_cgroup *memcg, unsigned long nr, completi
   emu::ProcessOptions o;
   o.memcg = memcg;
   return emu::process_start(o, [nr, ready, gate, flags] {
-    unsigned long addr;
-    bool alive = emu::sys_mmap_anon(nr, flags, &addr);
-    if (!(flags & MAP_POPULATE))
-      for (unsigned long i = 0; alive && i < nr; i++) alive = emu::user_write(addr + i);
+    fault_anon(nr, flags);
     emu::KernelEntry k;
     complete(ready);
     wait_for_completion(gate);
@@ -33,7 +30,6 @@ emu::Process *start_blocked_holder(mem_cgroup *memcg, unsigned long nr, completi
   });
 }
 
-// Every charge handed back: stocks drained, deferred work done.
 }  // namespace
 
 TEST_CASE("the machine's RAM: every folio takes a page, freeing gives it back", "[mm][global]") {
@@ -43,17 +39,11 @@ TEST_CASE("the machine's RAM: every folio takes a page, freeing gives it back", 
   env.run([&] {
     CHECK(totalram_pages() == 1000);
     CHECK(nr_free_pages() == 1000);
-    inode *f = emu::file_create();
-    REQUIRE(read_into(a, f, 0, 100) == 0);
-    completion r;
-    init_completion(&r);
-    emu::Process *p = start_anon_holder(a, 200, &r);
-    wait_for_completion(&r);
+    inode *f = cached_file(a, 100);
+    emu::Process *p = anon_holder_started(a, 200);
     CHECK(nr_free_pages() == 700);
-    emu::kswapd_wait_idle();  // no folio isolated by kswapd
-    CHECK(ram_used() == folio_pages_held());
-    emu::process_kill(p);
-    CHECK(emu::process_wait(p) == 137);
+    check_ram_held();
+    CHECK(kill_and_wait(p) == 137);
     emu::iput(f);
     lru_add_drain_all();
     CHECK(nr_free_pages() == 1000);
@@ -70,20 +60,16 @@ TEST_CASE("the default RAM is 4 GiB", "[mm][global]") {
 TEST_CASE("global reclaim: an allocation beyond the machine's RAM reclaims other memcgs' cache",
           "[mm][global]") {
   for (const auto &p : {v2_params(false), v2_params(true), v1_params(false)}) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(with_ram(p, 400));
     mem_cgroup *a = env.mkdir(nullptr, "a");
     mem_cgroup *b = env.mkdir(nullptr, "b");
     env.run([&] {
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 300) == 0);
+      inode *f = cached_file(a, 300);
       lru_add_drain_all();
       CHECK(nr_free_pages() == 100);
-      completion r;
-      init_completion(&r);
-      emu::Process *proc = start_anon_holder(b, 250, &r);
-      wait_for_completion(&r);
+      emu::Process *proc = anon_holder_started(b, 250);
       CHECK_FALSE(emu::process_dying(proc));
       CHECK(get_mm_counter(emu::process_mm(proc), MM_ANONPAGES) == 250);
       // a's cache made the room, by global reclaim (no limit of a's was hit): kswapd's below
@@ -95,11 +81,9 @@ TEST_CASE("global reclaim: an allocation beyond the machine's RAM reclaims other
       CHECK(memory_events_read(a, MEMCG_MAX) == 0);
       CHECK(memory_events_read(b, MEMCG_OOM) == 0);
       CHECK(memory_events_read(b, MEMCG_OOM_KILL) == 0);
-      emu::kswapd_wait_idle();  // no folio isolated by kswapd
-      CHECK(ram_used() == folio_pages_held());
+      check_ram_held();
       env.check();
-      emu::process_kill(proc);
-      CHECK(emu::process_wait(proc) == 137);
+      CHECK(kill_and_wait(proc) == 137);
       emu::iput(f);
       drain_charges();
       CHECK(nr_free_pages() == 400);
@@ -118,18 +102,14 @@ TEST_CASE("global reclaim honours memory.min and dips into memory.low last", "[m
   env.run([&] {
     page_counter_set_min(&a->memory, 100);
     page_counter_set_low(&d->memory, 100);
-    inode *f = emu::file_create();
-    REQUIRE(read_into(a, f, 0, 100) == 0);
+    inode *f = cached_file(a, 100);
     REQUIRE(read_into(d, f, 100, 100) == 0);
     REQUIRE(read_into(c, f, 200, 100) == 0);
     // No charge left in a stock: the usages are the cached pages, at the protections.
     drain_charges();
     CHECK(usage(a) == 100);
     CHECK(nr_free_pages() == 200);
-    completion r;
-    init_completion(&r);
-    emu::Process *proc = start_anon_holder(b, 350, &r);
-    wait_for_completion(&r);
+    emu::Process *proc = anon_holder_started(b, 350);
     CHECK_FALSE(emu::process_dying(proc));
     CHECK(lru_total(c) == 0);     // the unprotected cache went first, all of it
     CHECK(lru_total(d) <= 50);    // then memory.low gave way, with low events
@@ -138,11 +118,9 @@ TEST_CASE("global reclaim honours memory.min and dips into memory.low last", "[m
     CHECK(emu::memcg_events_local_sum(a, PGSCAN_DIRECT) == 0);
     CHECK(emu::memcg_events_local_sum(a, PGSCAN_KSWAPD) == 0);
     CHECK(memory_events_read(a, MEMCG_LOW) == 0);
-    emu::kswapd_wait_idle();  // no folio isolated by kswapd
-    CHECK(ram_used() == folio_pages_held());
+    check_ram_held();
     env.check();
-    emu::process_kill(proc);
-    CHECK(emu::process_wait(proc) == 137);
+    CHECK(kill_and_wait(proc) == 137);
     emu::iput(f);
     drain_charges();
     CHECK(nr_free_pages() == 500);
@@ -154,7 +132,7 @@ TEST_CASE("global OOM: the biggest process of the machine is killed, -1000 never
           "counted on its memcg",
           "[mm][global][oom]") {
   for (const auto &p : {v2_params(false), v2_params(true), v1_params(false)}) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(with_ram(p, 300));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -163,27 +141,18 @@ TEST_CASE("global OOM: the biggest process of the machine is killed, -1000 never
     mem_cgroup *c = env.mkdir(nullptr, "c");
     int s_big = -1, s_immune = -1, s_faulter = -1;
     env.run([&] {
-      completion r1, r2, r3;
-      init_completion(&r1);
-      init_completion(&r2);
-      init_completion(&r3);
-      emu::Process *big = start_anon_holder(x, 100, &r1);
-      wait_for_completion(&r1);
-      emu::Process *immune = start_anon_holder(b, 120, &r2, OOM_SCORE_ADJ_MIN);
-      wait_for_completion(&r2);
+      emu::Process *big = anon_holder_started(x, 100);
+      emu::Process *immune = anon_holder_started(b, 120, OOM_SCORE_ADJ_MIN);
       // 80 pages are left: the faulter's OOM first kills `big` (100 > 80), then, when it runs
       // out again at 180, itself (the immune one is never chosen).
-      emu::Process *faulter = start_anon_holder(c, 300, &r3);
-      wait_for_completion(&r3);
+      emu::Process *faulter = anon_holder_started(c, 300);
       s_faulter = emu::process_wait(faulter);
       s_big = emu::process_wait(big);
       CHECK_FALSE(emu::process_exited(immune, nullptr));
       CHECK(get_mm_counter(emu::process_mm(immune), MM_ANONPAGES) == 120);
-      emu::kswapd_wait_idle();  // no folio isolated by kswapd
-      CHECK(ram_used() == folio_pages_held());
+      check_ram_held();
       env.check();
-      emu::process_kill(immune);
-      s_immune = emu::process_wait(immune);
+      s_immune = kill_and_wait(immune);
       drain_charges();
       CHECK(nr_free_pages() == 300);
     });
@@ -213,25 +182,17 @@ TEST_CASE("global OOM honours memory.oom.group of the victim's memcg", "[mm][glo
   int s[4] = {-1, -1, -1, -1};
   env.run([&] {
     g->oom_group = true;
-    completion r[4];
-    for (auto &cpl : r) init_completion(&cpl);
-    emu::Process *p1 = start_anon_holder(w1, 50, &r[0]);
-    wait_for_completion(&r[0]);
-    emu::Process *immune = start_anon_holder(w2, 50, &r[1], OOM_SCORE_ADJ_MIN);
-    wait_for_completion(&r[1]);
-    emu::Process *other = start_anon_holder(o, 100, &r[2]);
-    wait_for_completion(&r[2]);
+    emu::Process *p1 = anon_holder_started(w1, 50);
+    emu::Process *immune = anon_holder_started(w2, 50, OOM_SCORE_ADJ_MIN);
+    emu::Process *other = anon_holder_started(o, 100);
     // 200 pages left: the big one in w2 is the victim, and its group goes with it.
-    emu::Process *big = start_anon_holder(w2, 1000, &r[3]);
-    wait_for_completion(&r[3]);
+    emu::Process *big = anon_holder_started(w2, 1000);
     s[3] = emu::process_wait(big);
     s[0] = emu::process_wait(p1);
     CHECK_FALSE(emu::process_exited(immune, nullptr));
     CHECK_FALSE(emu::process_exited(other, nullptr));
-    emu::process_kill(immune);
-    s[1] = emu::process_wait(immune);
-    emu::process_kill(other);
-    s[2] = emu::process_wait(other);
+    s[1] = kill_and_wait(immune);
+    s[2] = kill_and_wait(other);
     drain_charges();
     CHECK(nr_free_pages() == 400);
   });
@@ -251,7 +212,7 @@ TEST_CASE("the OOM reaper frees a blocked victim's anon memory; the next OOM pic
   // machine time in the allocator's or the charge's OOM retry loop.
   for (bool global : {true, false}) {
     for (const auto &p : {global ? v2_params(false) : v1_params(false)}) {
-      INFO((global ? "global " : "memcg ") << design_name(p) << (p.v1 ? " v1" : " v2"));
+      INFO((global ? "global " : "memcg ") << params_name(p));
       WarnCheck wc;
       MemcgEnv env(with_ram(p, global ? 300 : 100000));
       mem_cgroup *top = env.mkdir(nullptr, "top");
@@ -264,19 +225,16 @@ TEST_CASE("the OOM reaper frees a blocked victim's anon memory; the next OOM pic
           page_counter_set_max(&top->memory, 300);
           if (do_memsw_account()) page_counter_set_max(&top->memsw, 300);
         }
-        completion rv, gate, rw, rx;
+        completion rv, gate;
         init_completion(&rv);
         init_completion(&gate);
-        init_completion(&rw);
-        init_completion(&rx);
         emu::Process *v = start_blocked_holder(a, 200, &rv, &gate,
                                                global ? 0 : (MAP_POPULATE | MAP_LOCKED));
         wait_for_completion(&rv);
         mm_struct *vmm = emu::process_mm(v);
         u64 t0 = ktime_get_ns();
         // w runs out at 100 pages: v (200) is killed but sleeps on; only the reaper frees it.
-        emu::Process *w = start_anon_holder(b, 200, &rw);
-        wait_for_completion(&rw);
+        emu::Process *w = anon_holder_started(b, 200);
         // The reaper's delay is counted in whole jiffies from the kill.
         CHECK(ktime_get_ns() - t0 >= (OOM_REAPER_DELAY - 1) * NSEC_PER_JIFFY);
         CHECK_FALSE(emu::process_exited(v, nullptr));
@@ -288,19 +246,16 @@ TEST_CASE("the OOM reaper frees a blocked victim's anon memory; the next OOM pic
         CHECK(lru_total(a) == 0);
         CHECK(usage(a) == 0);  // the charge fell with the reaping
         CHECK(memory_events_read(a, MEMCG_OOM_KILL) == 1);
-        emu::kswapd_wait_idle();  // no folio isolated by kswapd
-        CHECK(ram_used() == folio_pages_held());
+        check_ram_held();
         // A second OOM: v is skipped (reaped), w (200) is bigger than x.
-        emu::Process *x = start_anon_holder(c, 150, &rx);
-        wait_for_completion(&rx);
+        emu::Process *x = anon_holder_started(c, 150);
         s_w = emu::process_wait(w);
         CHECK(memory_events_read(a, MEMCG_OOM_KILL) == 1);
         CHECK(memory_events_read(b, MEMCG_OOM_KILL) == 1);
         CHECK_FALSE(emu::process_dying(x));
         complete(&gate);
         s_v = emu::process_wait(v);
-        emu::process_kill(x);
-        s_x = emu::process_wait(x);
+        s_x = kill_and_wait(x);
         drain_charges();
         if (global) CHECK(nr_free_pages() == 300);
       });
@@ -315,14 +270,13 @@ TEST_CASE("the OOM reaper frees a blocked victim's anon memory; the next OOM pic
 TEST_CASE("native: processes racing for the machine's RAM end in OOM kills; no page lost",
           "[mm][global][oom][native]") {
   for (const auto &p : {v2_params(false), v1_params(true)}) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(with_ram(p, 400), emu::Mode::native, 4);
     mem_cgroup *a = env.mkdir(nullptr, "a");
     mem_cgroup *b = env.mkdir(nullptr, "b");
     env.run([&] {
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 100) == 0);
+      inode *f = cached_file(a, 100);
       // Four processes of 150 pages fault at once on four vCPUs: 600 pages and the cache do not
       // fit in 400, the cache is reclaimed and some of them are killed.
       completion r[4];
@@ -345,13 +299,11 @@ TEST_CASE("native: processes racing for the machine's RAM end in OOM kills; no p
       }
       CHECK(survivors >= 1);
       CHECK(survivors <= 2);
-      emu::kswapd_wait_idle();  // no folio isolated by kswapd
-      CHECK(ram_used() == folio_pages_held());
+      check_ram_held();
       CHECK(ram_used() <= 400);
       for (int i = 0; i < 4; i++) {
         if (reaped[i]) continue;
-        emu::process_kill(procs[i]);
-        CHECK(emu::process_wait(procs[i]) == 137);
+        CHECK(kill_and_wait(procs[i]) == 137);
       }
       emu::iput(f);
       drain_charges();

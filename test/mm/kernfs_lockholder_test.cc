@@ -86,15 +86,7 @@ TEST_CASE("kernfs_lockholder: resolves the two kernfs locks, tracks only them an
     CHECK(st.kernfs_rwsem == reinterpret_cast<u64>(&kr->kernfs_rwsem));
     CHECK(st.kernfs_supers_rwsem == reinterpret_cast<u64>(&kr->kernfs_supers_rwsem));
 
-    std::vector<std::unique_ptr<emu::BpfTracingLink>> links;
-    for (emu::BpfLoadedProg &p : lo->programs()) {
-      const emu::ProgKind k = p.spec().kind;
-      if (k != emu::ProgKind::kFentry && k != emu::ProgKind::kFexit) continue;
-      auto l = emu::BpfTracingLink::attach(p);
-      INFO(p.name() << ": " << l.status().message());
-      REQUIRE(l.ok());
-      links.push_back(std::move(*l));
-    }
+    auto links = attach_tracing(*lo);
     CHECK(links.size() == 8);
 
     // Another rwsem is seen by the hooks but not tracked.

@@ -54,8 +54,7 @@ TEST_CASE("kernel memory takes pages of the machine's RAM as it is charged",
   // non-blocking one that finds no page fails and leaves nothing charged.
   mem_cgroup *b = env.mkdir(nullptr, "b");
   env.run([&] {
-    inode *f = emu::file_create();
-    REQUIRE(read_into(b, f, 0, 900) == 0);
+    inode *f = cached_file(b, 900);
     lru_add_drain_all();
     const size_t big = 200 * PAGE_SIZE;
     REQUIRE(obj_cgroup_charge(objcg, GFP_KERNEL, big) == 0);

@@ -120,14 +120,13 @@ TEST_CASE("kswapd reclaims in the background until the high watermark and sleeps
           "pages count as pgscan_kswapd/pgsteal_kswapd", "[mm][global][kswapd]") {
   for (std::uint64_t seed = 1; seed <= 4; seed++) {
     for (const auto &p : {v2_params(false), v1_params(true)}) {
-      INFO("seed " << seed << " " << design_name(p) << (p.v1 ? " v1" : " v2"));
+      INFO("seed " << seed << " " << params_name(p));
       WarnCheck wc;
       MemcgEnv env(with_ram(p, 1000), emu::Mode::simulated, 4, seed);
       mem_cgroup *a = env.mkdir(nullptr, "a");
       mem_cgroup *b = env.mkdir(nullptr, "b");
       env.run([&] {
-        inode *f = emu::file_create();
-        REQUIRE(read_into(a, f, 0, 800) == 0);
+        inode *f = cached_file(a, 800);
         lru_add_drain_all();
         CHECK(nr_free_pages() == 200);
         CHECK_FALSE(kswapd_started());
@@ -165,8 +164,7 @@ TEST_CASE("the same seed gives the same run with kswapd", "[mm][global][kswapd]"
     mem_cgroup *a = env.mkdir(nullptr, "a");
     mem_cgroup *b = env.mkdir(nullptr, "b");
     env.run([&] {
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 600) == 0);
+      inode *f = cached_file(a, 600);
       AnonHolder h1(b, 250);
       AnonHolder h2(a, 200);
       let_kswapd_settle();
@@ -197,8 +195,7 @@ TEST_CASE("direct reclaim below the min watermark without kswapd: pgscan_direct 
   MemcgEnv env(with_ram(v2_params(), 1000));
   mem_cgroup *a = env.mkdir(nullptr, "a");
   env.run([&] {
-    inode *f = emu::file_create();
-    REQUIRE(read_into(a, f, 0, 800) == 0);
+    inode *f = cached_file(a, 800);
     lru_add_drain_all();
     // Allocations that do not wake kswapd reclaim directly once min is reached.
     std::vector<folio *> folios;
@@ -231,8 +228,7 @@ TEST_CASE("kswapd honours memory.min and memory.low (no low-override pass)",
   env.run([&] {
     page_counter_set_min(&a->memory, 300);
     page_counter_set_low(&c->memory, 300);
-    inode *f = emu::file_create();
-    REQUIRE(read_into(a, f, 0, 250) == 0);
+    inode *f = cached_file(a, 250);
     REQUIRE(read_into(c, f, 250, 250) == 0);
     REQUIRE(read_into(d, f, 500, 350) == 0);
     lru_add_drain_all();
@@ -261,8 +257,7 @@ TEST_CASE("a hopeless node: kswapd stops after MAX_RECLAIM_RETRIES failed runs; 
   mem_cgroup *a = env.mkdir(nullptr, "a");
   mem_cgroup *b = env.mkdir(nullptr, "b");
   env.run([&] {
-    inode *f = emu::file_create();
-    REQUIRE(read_into(a, f, 0, 30) == 0);
+    inode *f = cached_file(a, 30);
     lru_add_drain_all();  // on the LRU, where reclaim sees them
     // Anon without swap is not reclaimable: once a's cache is gone the node cannot reach the
     // high watermark (93 free pages) with 920 anon pages in use.

@@ -15,18 +15,14 @@ TEST_CASE("lru_check_memcgs: silent on anon and page cache in a subtree, both de
           "v2; names the list whose statistic or size disagrees", "[mm][lru]") {
   for (const memcg_boot_params &params :
        {v2_params(), v2_params(true), v1_params(), v1_params(true)}) {
-    INFO(design_name(params) << (params.v1 ? " v1" : " v2"));
+    INFO(params_name(params));
     WarnCheck wc;
     MemcgEnv env(params);
     mem_cgroup *a = env.mkdir(nullptr, "a");
     mem_cgroup *b = env.mkdir(a, "b");
     env.run([&] {
-      completion ready;
-      init_completion(&ready);
-      emu::Process *p = start_anon_holder(b, 40, &ready);
-      wait_for_completion(&ready);
-      inode *ino = emu::file_create();
-      REQUIRE(read_into(a, ino, 0, 30) == 0);
+      emu::Process *p = anon_holder_started(b, 40);
+      inode *ino = cached_file(a, 30);
       lru_add_drain_all();
       CHECK(emu::lru_check_memcgs().empty());
       CHECK(lru_total(b) == 40);

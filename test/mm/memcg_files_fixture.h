@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // test/mm/memcg_files_fixture.h: what the control-file tests share: a scripted stand-in for
 // reclaim and the OOM killer (memcg_reclaim_ops) that counts its calls and can free charged
-// pages from the test's ledger, and one-shot read/write helpers over a cftype table.
+// pages from the test's ledger, one-shot read/write helpers over a cftype table, and the
+// machines with cgroups most of the tests start from (Catch2 fixtures: FilesC, FilesV1C, FilesPC).
 #pragma once
 
 #include "test/support/memcg_env.h"
@@ -99,5 +100,45 @@ inline std::string read_file(mem_cgroup *memcg, const char *file) {
 }
 
 inline long len(const std::string &s) { return static_cast<long>(s.size()); }
+
+// @pages pages in bytes, as a file shows them.
+inline std::string bytes(unsigned long pages) { return std::to_string(pages * PAGE_SIZE) + "\n"; }
+
+// A fresh script in @mode for the stand-ins, uncharging from @env's ledger.
+inline void reset_script(MemcgEnv *env, FilesScript::Mode mode = FilesScript::kZero) {
+  g_files = FilesScript{};
+  g_files.env = env;
+  g_files.mode = mode;
+}
+
+// The set-up most control-file tests start from: a files_params() machine (cgroup v1 when @v1),
+// a fresh kZero script and one cgroup "c" below the root. Tests take it through
+// TEST_CASE_METHOD as FilesC (v2) or FilesV1C; one that wants another mode sets g_files.mode.
+struct FilesCgroup {
+  WarnCheck wc;
+  MemcgEnv env;
+  mem_cgroup *c;
+  explicit FilesCgroup(bool v1) : env(files_params(v1)) {
+    reset_script(&env);
+    c = env.mkdir(nullptr, "c");
+  }
+};
+struct FilesC : FilesCgroup {
+  FilesC() : FilesCgroup(false) {}
+};
+struct FilesV1C : FilesCgroup {
+  FilesV1C() : FilesCgroup(true) {}
+};
+// A files_params() machine (v2), a fresh kZero script, cgroup "p" below the root and "c" below p.
+struct FilesPC {
+  WarnCheck wc;
+  MemcgEnv env{files_params()};
+  mem_cgroup *p, *c;
+  FilesPC() {
+    reset_script(&env);
+    p = env.mkdir(nullptr, "p");
+    c = env.mkdir(p, "c");
+  }
+};
 
 }  // namespace umemcg::test

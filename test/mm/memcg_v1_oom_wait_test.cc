@@ -47,6 +47,16 @@ void wait_rss_above(emu::Process *p, long nr) {
   for (int i = 0; i < 100000 && rss(p) <= nr; i++) schedule_timeout_uninterruptible(1);
   REQUIRE(rss(p) > nr);
 }
+// Starts a start_anon_holder() process faulting @nr pages in @memcg (@ready: its completion,
+// initialised here, signalled on its way out too) and sleeps until @oom_memcg (@memcg when null)
+// is under OOM: the process waits in its fault.
+emu::Process *start_oom_waiter(mem_cgroup *memcg, unsigned long nr, completion *ready,
+                               mem_cgroup *oom_memcg = nullptr) {
+  init_completion(ready);
+  emu::Process *p = start_anon_holder(memcg, nr, ready);
+  wait_under_oom(oom_memcg ? oom_memcg : memcg);
+  return p;
+}
 // A v1 memcg "cg" limited to @pages of memory (memsw unlimited), its OOM killer disabled.
 mem_cgroup *limited(MemcgEnv &env, const char *name, unsigned long pages) {
   mem_cgroup *m = env.mkdir(nullptr, name);
@@ -77,9 +87,7 @@ TEST_CASE("v1 OOM wait: a faulting process sleeps under_oom, notified; a raised 
       CHECK(read_oom_control("a") == oc(1, 0, 0));
 
       completion ready;
-      init_completion(&ready);
-      emu::Process *p = start_anon_holder(a, 150, &ready);
-      wait_under_oom(a);
+      emu::Process *p = start_oom_waiter(a, 150, &ready);
       // Asleep in its fault: 100 pages mapped, nothing killed, the listener told once.
       CHECK(read_oom_control("a") == oc(1, 1, 0));
       CHECK_FALSE(emu::process_exited(p, nullptr));
@@ -105,8 +113,7 @@ TEST_CASE("v1 OOM wait: a faulting process sleeps under_oom, notified; a raised 
       wait_for_completion(&ready);
       CHECK(get_mm_counter(emu::process_mm(p), MM_ANONPAGES) == 150);
       CHECK(read_oom_control("a") == oc(1, 0, 0));
-      emu::process_kill(p);
-      status = emu::process_wait(p);
+      status = kill_and_wait(p);
       for (int fd : {efd, lfd, cfd}) {
         fd_entry e;
         REQUIRE(close_fd(fd, &e) == 0);
@@ -129,20 +136,15 @@ TEST_CASE("v1 OOM wait: an uncharge in the memcg wakes the waiter, which waits a
     mem_cgroup *a = limited(env, "a", 100);
     int s_holder = -1, s_waiter = -1;
     env.run([&] {
-      completion r1, r2;
-      init_completion(&r1);
-      init_completion(&r2);
-      emu::Process *holder = start_anon_holder(a, 40, &r1);
-      wait_for_completion(&r1);
-      emu::Process *waiter = start_anon_holder(a, 150, &r2);
-      wait_under_oom(a);
+      completion r;
+      emu::Process *holder = anon_holder_started(a, 40);
+      emu::Process *waiter = start_oom_waiter(a, 150, &r);
       // At the limit (pages still in a per-CPU stock count too).
       CHECK(usage(a) == 100);
       long before = rss(waiter);
       CHECK(before <= 60);
       // The holder's exit uncharges 40 pages: the waiter takes them and waits again.
-      emu::process_kill(holder);
-      s_holder = emu::process_wait(holder);
+      s_holder = kill_and_wait(holder);
       // Its folios still in per-CPU lru_add batches are freed (and uncharged) at the drain.
       lru_add_drain_all();
       wait_rss_above(waiter, before);
@@ -151,8 +153,7 @@ TEST_CASE("v1 OOM wait: an uncharge in the memcg wakes the waiter, which waits a
       CHECK(rss(waiter) > before);
       CHECK(read_oom_control("a") == oc(1, 1, 0));
       // SIGKILL ends the killable wait.
-      emu::process_kill(waiter);
-      s_waiter = emu::process_wait(waiter);
+      s_waiter = kill_and_wait(waiter);
       CHECK(read_oom_control("a") == oc(1, 0, 0));
     });
     CHECK(s_holder == 137);
@@ -170,9 +171,7 @@ TEST_CASE("v1 OOM wait: oom_kill_disable 0 wakes the waiter and the killer runs"
   int status = -1;
   env.run([&] {
     completion r;
-    init_completion(&r);
-    emu::Process *p = start_anon_holder(a, 150, &r);
-    wait_under_oom(a);
+    emu::Process *p = start_oom_waiter(a, 150, &r);
     CHECK(wr("a/memory.oom_control", "0") > 0);
     status = emu::process_wait(p);
     CHECK(read_oom_control("a") == oc(0, 0, 1));
@@ -189,16 +188,13 @@ TEST_CASE("v1 OOM wait: a charge outside a user fault (MAP_POPULATE) fails inste
   mem_cgroup *a = limited(env, "a", 100);
   int status = -1;
   env.run([&] {
-    completion r;
-    init_completion(&r);
-    emu::Process *p = start_anon_holder(a, 150, &r, 0, MAP_POPULATE);
-    wait_for_completion(&r);  // population stopped at the limit: no wait, no kill
+    // Population stopped at the limit: no wait, no kill.
+    emu::Process *p = anon_holder_started(a, 150, 0, MAP_POPULATE);
     CHECK(rss(p) <= 100);
     CHECK(usage(a) == 100);
     CHECK_FALSE(memcg1_under_oom(a));
     CHECK(memory_events_read(a, MEMCG_OOM) >= 1);
-    emu::process_kill(p);
-    status = emu::process_wait(p);
+    status = kill_and_wait(p);
   });
   CHECK(status == 137);
   CHECK(memory_events_read(a, MEMCG_OOM_KILL) == 0);
@@ -215,8 +211,7 @@ TEST_CASE("v1 OOM wait: a recovery wakes only the waiters of related memcgs",
   env.run([&] {
     completion r[3];
     for (auto &x : r) init_completion(&x);
-    emu::Process *hb = start_anon_holder(b, 20, &r[0]);
-    wait_for_completion(&r[0]);
+    emu::Process *hb = anon_holder_started(b, 20);
     emu::Process *wb = start_anon_holder(b, 100, &r[1]);
     emu::Process *wc2 = start_anon_holder(c, 100, &r[2]);
     wait_under_oom(b);
@@ -226,8 +221,7 @@ TEST_CASE("v1 OOM wait: a recovery wakes only the waiters of related memcgs",
     long rss_b = rss(wb), rss_c = rss(wc2);
     long ooms_c = memory_events_read(c, MEMCG_OOM);
     // b's uncharge wakes b's waiter (it faults more and waits again), not c's.
-    emu::process_kill(hb);
-    s[0] = emu::process_wait(hb);
+    s[0] = kill_and_wait(hb);
     lru_add_drain_all();  // its folios still in lru_add batches are freed
     wait_rss_above(wb, rss_b);
     wait_under_oom(b);
@@ -256,16 +250,13 @@ TEST_CASE("v1 OOM wait: a child's waiter wakes on the parent's raised limit (hie
     // The child inherited oom_kill_disable at creation.
     CHECK(read_oom_control("p/ch") == oc(1, 0, 0));
     completion r;
-    init_completion(&r);
-    emu::Process *w = start_anon_holder(ch, 100, &r);
-    wait_under_oom(p);
+    emu::Process *w = start_oom_waiter(ch, 100, &r, p);
     CHECK(memcg1_under_oom(ch));  // the whole subtree of the OOM memcg is under OOM
     CHECK(read_oom_control("p") == oc(1, 1, 0));
     CHECK(wr("p/memory.limit_in_bytes", std::to_string(200 * P)) > 0);
     wait_for_completion(&r);
     CHECK(get_mm_counter(emu::process_mm(w), MM_ANONPAGES) == 100);
-    emu::process_kill(w);
-    status = emu::process_wait(w);
+    status = kill_and_wait(w);
   });
   CHECK(status == 137);
   env.finish();
@@ -314,16 +305,13 @@ TEST_CASE("v1 OOM wait, native mode: the waiter wakes on a raised limit",
   int status = -1;
   env.run([&] {
     completion r;
-    init_completion(&r);
-    emu::Process *p = start_anon_holder(a, 150, &r);
-    wait_under_oom(a);
+    emu::Process *p = start_oom_waiter(a, 150, &r);
     CHECK(read_oom_control("a") == oc(1, 1, 0));
     CHECK(usage(a) == 100);
     CHECK(wr("a/memory.limit_in_bytes", std::to_string(200 * P)) > 0);
     wait_for_completion(&r);
     CHECK(get_mm_counter(emu::process_mm(p), MM_ANONPAGES) == 150);
-    emu::process_kill(p);
-    status = emu::process_wait(p);
+    status = kill_and_wait(p);
     CHECK(read_oom_control("a") == oc(1, 0, 0));
   });
   CHECK(status == 137);

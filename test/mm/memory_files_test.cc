@@ -10,20 +10,6 @@
 using namespace umemcg;
 using namespace umemcg::test;
 
-namespace {
-
-constexpr unsigned long P = PAGE_SIZE;
-
-std::string bytes(unsigned long pages) { return std::to_string(pages * P) + "\n"; }
-
-void reset_script(MemcgEnv *env, FilesScript::Mode mode = FilesScript::kZero) {
-  g_files = FilesScript{};
-  g_files.env = env;
-  g_files.mode = mode;
-}
-
-}  // namespace
-
 TEST_CASE("memory files: the v2 table has the kernel's rows, flags and handler kinds",
           "[mm][memcg][files]") {
   struct Row {
@@ -78,11 +64,7 @@ TEST_CASE("memory files: the v2 table has the kernel's rows, flags and handler k
   CHECK(memory_cgrp_subsys.css_reset == mem_cgroup_css_reset);
 }
 
-TEST_CASE("memory files: defaults of a new cgroup", "[mm][memcg][files]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory files: defaults of a new cgroup", "[mm][memcg][files]") {
   env.run([&] {
     CHECK(read_file(c, "current") == "0\n");
     CHECK(read_file(c, "min") == "0\n");
@@ -104,12 +86,8 @@ TEST_CASE("memory files: defaults of a new cgroup", "[mm][memcg][files]") {
   env.finish();
 }
 
-TEST_CASE("memory files: memory.current counts stocked pages", "[mm][memcg][files]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *p = env.mkdir(nullptr, "p");
-  mem_cgroup *c = env.mkdir(p, "c");
+TEST_CASE_METHOD(FilesPC, "memory files: memory.current counts stocked pages",
+                 "[mm][memcg][files]") {
   env.run([&] {
     REQUIRE(env.charge(c, 1) == 0);  // a batch of 64: 63 stay in this CPU's stock
     CHECK(read_file(c, "current") == bytes(64));
@@ -122,12 +100,10 @@ TEST_CASE("memory files: memory.current counts stocked pages", "[mm][memcg][file
   env.finish();
 }
 
-TEST_CASE("memory files: tunables parse with page_counter_memparse and read back in bytes",
-          "[mm][memcg][files]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kFree);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC,
+                 "memory files: tunables parse with page_counter_memparse and read back in bytes",
+                 "[mm][memcg][files]") {
+  g_files.mode = FilesScript::kFree;
   struct Case {
     const char *in;
     long ret;         // 0: success (the full length)
@@ -196,13 +172,10 @@ TEST_CASE("memory files: tunables parse with page_counter_memparse and read back
   env.finish();
 }
 
-TEST_CASE("memory files: the \"12\\0\" write is a NUL-terminated string of its first bytes",
-          "[mm][memcg][files]") {
+TEST_CASE_METHOD(FilesC,
+                 "memory files: the \"12\\0\" write is a NUL-terminated string of its first bytes",
+                 "[mm][memcg][files]") {
   // The handler sees buf[nbytes] == '\0' and strings stop at the first NUL: "12" bytes.
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
   env.run([&] {
     CHECK(write_file(c, "max", std::string("8192\0garbage", 12)) == 12);
     CHECK(read_file(c, "max") == "8192\n");
@@ -210,12 +183,9 @@ TEST_CASE("memory files: the \"12\\0\" write is a NUL-terminated string of its f
   env.finish();
 }
 
-TEST_CASE("memory.high: the write loop drains once, then reclaims the excess",
-          "[mm][memcg][files][high]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kFree);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory.high: the write loop drains once, then reclaims the excess",
+                 "[mm][memcg][files][high]") {
+  g_files.mode = FilesScript::kFree;
   env.run([&] {
     REQUIRE(env.charge(c, 200) == 0);
     CHECK(write_file(c, "high", "409600") == 6);  // 100 pages
@@ -233,12 +203,9 @@ TEST_CASE("memory.high: the write loop drains once, then reclaims the excess",
   env.finish();
 }
 
-TEST_CASE("memory.high: the drain alone can bring usage down; no reclaim then",
-          "[mm][memcg][files][high]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kFree);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory.high: the drain alone can bring usage down; no reclaim then",
+                 "[mm][memcg][files][high]") {
+  g_files.mode = FilesScript::kFree;
   env.run([&] {
     REQUIRE(env.charge(c, 1) == 0);  // 64 charged, 63 of them in the stock
     CHECK(page_counter_read(&c->memory) == 64);
@@ -250,12 +217,9 @@ TEST_CASE("memory.high: the drain alone can bring usage down; no reclaim then",
   env.finish();
 }
 
-TEST_CASE("memory.high: 16 retries after the first pass without progress, then it gives up "
-          "and still succeeds", "[mm][memcg][files][high]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kZero);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC,
+                 "memory.high: 16 retries after the first pass without progress, then it gives up "
+                 "and still succeeds", "[mm][memcg][files][high]") {
   env.run([&] {
     REQUIRE(env.charge(c, 200) == 0);
     CHECK(write_file(c, "high", "0") == 1);
@@ -268,11 +232,9 @@ TEST_CASE("memory.high: 16 retries after the first pass without progress, then i
   env.finish();
 }
 
-TEST_CASE("memory.high: progress does not spend the retry budget", "[mm][memcg][files][high]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kMin32);  // reports progress, frees nothing
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory.high: progress does not spend the retry budget",
+                 "[mm][memcg][files][high]") {
+  g_files.mode = FilesScript::kMin32;  // reports progress, frees nothing
   env.run([&] {
     REQUIRE(env.charge(c, 200) == 0);
     // Reclaim reports pages but usage stays: the loop runs until a signal stops it. A signal
@@ -298,12 +260,9 @@ TEST_CASE("memory.high: progress does not spend the retry budget", "[mm][memcg][
   env.finish();
 }
 
-TEST_CASE("memory.high and memory.max: O_NONBLOCK sets the value without reclaim",
-          "[mm][memcg][files][high][max]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kFree);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory.high and memory.max: O_NONBLOCK sets the value without reclaim",
+                 "[mm][memcg][files][high][max]") {
+  g_files.mode = FilesScript::kFree;
   env.run([&] {
     REQUIRE(env.charge(c, 200) == 0);
     CHECK(write_file(c, "high", "40960", KF_O_WRONLY | KF_O_NONBLOCK) == 5);
@@ -322,12 +281,10 @@ TEST_CASE("memory.high and memory.max: O_NONBLOCK sets the value without reclaim
   env.finish();
 }
 
-TEST_CASE("memory.high and memory.max: a pending signal stops the loop before any work",
-          "[mm][memcg][files][high][max]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kFree);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC,
+                 "memory.high and memory.max: a pending signal stops the loop before any work",
+                 "[mm][memcg][files][high][max]") {
+  g_files.mode = FilesScript::kFree;
   env.run([&] {
     REQUIRE(env.charge(c, 200) == 0);
     send_sig_other(current);
@@ -375,12 +332,9 @@ TEST_CASE("memory.max: reclaim, then MEMCG_OOM and the OOM killer once 16 passes
   }
 }
 
-TEST_CASE("memory.max: reclaim with progress is not counted against the budget",
-          "[mm][memcg][files][max]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kFree);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory.max: reclaim with progress is not counted against the budget",
+                 "[mm][memcg][files][max]") {
+  g_files.mode = FilesScript::kFree;
   env.run([&] {
     REQUIRE(env.charge(c, 300) == 0);
     // Each call frees what it is asked for, but never more than 1 page: 200 calls to get from
@@ -404,12 +358,9 @@ TEST_CASE("memory.max: reclaim with progress is not counted against the budget",
   env.finish();
 }
 
-TEST_CASE("memory.peak: per-open-file resets, several files, and the kernel's quirks",
-          "[mm][memcg][files][peak]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC,
+                 "memory.peak: per-open-file resets, several files, and the kernel's quirks",
+                 "[mm][memcg][files][peak]") {
   const cftype *peak = find_cftype(memory_files, "peak");
   const cftype *swap_peak = find_cftype(memory_files, "swap.peak");
   env.run([&] {
@@ -536,11 +487,7 @@ TEST_CASE("memory.events: hierarchical and local counts, under both mount option
   }
 }
 
-TEST_CASE("memory.oom.group: kstrtoint base 0, only 0 and 1", "[mm][memcg][files]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory.oom.group: kstrtoint base 0, only 0 and 1", "[mm][memcg][files]") {
   struct Case {
     const char *in;
     long ret;
@@ -568,11 +515,8 @@ TEST_CASE("memory.oom.group: kstrtoint base 0, only 0 and 1", "[mm][memcg][files
   env.finish();
 }
 
-TEST_CASE("memory.reclaim: argument parsing", "[mm][memcg][files][reclaim]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env, FilesScript::kMin32);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC, "memory.reclaim: argument parsing", "[mm][memcg][files][reclaim]") {
+  g_files.mode = FilesScript::kMin32;
   struct Case {
     const char *in;
     long ret;        // 0: success
@@ -629,11 +573,10 @@ TEST_CASE("memory.reclaim: argument parsing", "[mm][memcg][files][reclaim]") {
   env.finish();
 }
 
-TEST_CASE("memory.reclaim: batches of a quarter of what is left, -EAGAIN, -EINTR, and the root",
-          "[mm][memcg][files][reclaim]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesC,
+                 "memory.reclaim: batches of a quarter of what is left, -EAGAIN, -EINTR, and the "
+                 "root",
+                 "[mm][memcg][files][reclaim]") {
   env.run([&] {
     // 1M = 256 pages; reclaim reports max(batch, 32).
     reset_script(&env, FilesScript::kMin32);
@@ -669,13 +612,9 @@ TEST_CASE("memory.reclaim: batches of a quarter of what is left, -EAGAIN, -EINTR
   env.finish();
 }
 
-TEST_CASE("memory files: css_reset forgets every limit; offline resets min and low",
-          "[mm][memcg][files][lifecycle]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params());
-  reset_script(&env);
-  mem_cgroup *p = env.mkdir(nullptr, "p");
-  mem_cgroup *c = env.mkdir(p, "c");
+TEST_CASE_METHOD(FilesPC,
+                 "memory files: css_reset forgets every limit; offline resets min and low",
+                 "[mm][memcg][files][lifecycle]") {
   env.run([&] {
     for (const char *f : {"min", "low", "high", "max", "swap.high", "swap.max"})
       CHECK(write_file(c, f, "1M") == 2);

@@ -43,6 +43,15 @@ memcg_boot_params params(bool pcstock) {
 
 constexpr unsigned long MiB = 256;  // pages
 
+// The current task pays a debt of @nr pages over high (the return-to-user work of
+// mem_cgroup_handle_over_high); returns the machine time that took.
+std::uint64_t pay_over_high(unsigned int nr) {
+  current->memcg_nr_pages_over_high = nr;
+  std::uint64_t t0 = ktime_get_ns();
+  __mem_cgroup_handle_over_high(GFP_KERNEL);
+  return ktime_get_ns() - t0;
+}
+
 }  // namespace
 
 TEST_CASE("memory.high: calculate_high_delay reproduces the kernel comment's table",
@@ -146,8 +155,7 @@ TEST_CASE("memory.high: reclaim progress keeps reclaiming without counting retri
     page_counter_set_high(&a->memory, 10);
     REQUIRE(env.charge(a, 1) == 0);  // usage 64
     h.progress_calls = 5;
-    current->memcg_nr_pages_over_high = 64;
-    __mem_cgroup_handle_over_high(GFP_KERNEL);
+    pay_over_high(64);
     CHECK(h.reclaim_calls == 5 + 17);
 
     // A small overage: penalty <= 10 jiffies, one reclaim round, no sleep.
@@ -155,18 +163,15 @@ TEST_CASE("memory.high: reclaim progress keeps reclaiming without counting retri
     page_counter_charge(&a->memory, 64);  // usage 128
     env.ledger.user_pages[a] += 64;
     page_counter_set_high(&a->memory, 127);  // overage (1<<20)/127 -> 3 ms
-    std::uint64_t t0 = ktime_get_ns();
-    current->memcg_nr_pages_over_high = 64;
-    __mem_cgroup_handle_over_high(GFP_KERNEL);
+    std::uint64_t took = pay_over_high(64);
     CHECK(h.reclaim_calls == 1);
-    CHECK(ktime_get_ns() - t0 < NSEC_PER_MSEC);
+    CHECK(took < NSEC_PER_MSEC);
 
     // Dying: no reclaim, no sleep, debt cleared.
     h = HighScript{};
     page_counter_set_high(&a->memory, 10);
     current->flags |= PF_EXITING;
-    current->memcg_nr_pages_over_high = 640;
-    __mem_cgroup_handle_over_high(GFP_KERNEL);
+    pay_over_high(640);
     current->flags &= ~PF_EXITING;
     CHECK(h.reclaim_calls == 0);
     CHECK(current->memcg_nr_pages_over_high == 0);
@@ -197,20 +202,14 @@ TEST_CASE("memory.high: memory and swap penalties are summed before the 2 s clam
     page_counter_charge(&a->swap, 112 * MiB);
     mod_memcg_state(a, MEMCG_SWAP, 112 * MiB);
     CHECK(mem_find_max_overage(a) == calculate_overage(112 * MiB, 100 * MiB));
-    current->memcg_nr_pages_over_high = 64;
-    std::uint64_t t0 = ktime_get_ns();
-    __mem_cgroup_handle_over_high(GFP_KERNEL);
-    slept = ktime_get_ns() - t0;
+    slept = pay_over_high(64);
     CHECK(memory_events_local_read(a, MEMCG_SWAP_HIGH) == 17);  // once per round
     CHECK(slept >= 1842 * NSEC_PER_MSEC);
     CHECK(slept < 1850 * NSEC_PER_MSEC);
     // 118M each: 2 x >2000 -> clamped to 2000 total.
     page_counter_charge(&a->memory, 6 * MiB);
     env.ledger.user_pages[a] += 6 * MiB;
-    current->memcg_nr_pages_over_high = 64;
-    t0 = ktime_get_ns();
-    __mem_cgroup_handle_over_high(GFP_KERNEL);
-    slept = ktime_get_ns() - t0;
+    slept = pay_over_high(64);
     CHECK(slept >= 2000 * NSEC_PER_MSEC);
     CHECK(slept < 2010 * NSEC_PER_MSEC);
     page_counter_uncharge(&a->swap, 112 * MiB);

@@ -12,14 +12,6 @@ namespace {
 constexpr unsigned long P = PAGE_SIZE;
 const std::string kUnlimited = std::to_string(PAGE_COUNTER_MAX * P) + "\n";
 
-std::string bytes(unsigned long pages) { return std::to_string(pages * P) + "\n"; }
-
-void reset_script(MemcgEnv *env, FilesScript::Mode mode = FilesScript::kZero) {
-  g_files = FilesScript{};
-  g_files.env = env;
-  g_files.mode = mode;
-}
-
 }  // namespace
 
 TEST_CASE("memory v1 files: the table", "[mm][memcg][files][v1]") {
@@ -87,12 +79,8 @@ TEST_CASE("memory.move_charge_at_immigrate: reads 0 and takes only 0",
   env.finish();
 }
 
-TEST_CASE("memory.limit_in_bytes: parsing, the root, and the memory <= memsw rule",
-          "[mm][memcg][files][v1]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params(true));
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesV1C, "memory.limit_in_bytes: parsing, the root, and the memory <= memsw rule",
+                 "[mm][memcg][files][v1]") {
   env.run([&] {
     CHECK(read_file(c, "limit_in_bytes") == kUnlimited);
     CHECK(read_file(c, "memsw.limit_in_bytes") == kUnlimited);
@@ -120,11 +108,9 @@ TEST_CASE("memory.limit_in_bytes: parsing, the root, and the memory <= memsw rul
   env.finish();
 }
 
-TEST_CASE("memory.limit_in_bytes: below usage: drain, reclaim one page at a time, -EBUSY "
-          "without progress, -EINTR on a signal", "[mm][memcg][files][v1]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params(true));
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesV1C,
+                 "memory.limit_in_bytes: below usage: drain, reclaim one page at a time, -EBUSY "
+                 "without progress, -EINTR on a signal", "[mm][memcg][files][v1]") {
   env.run([&] {
     REQUIRE(env.charge(c, 200) == 0);
     CHECK(read_file(c, "usage_in_bytes") == bytes(200));
@@ -165,12 +151,8 @@ TEST_CASE("memory.limit_in_bytes: below usage: drain, reclaim one page at a time
   env.finish();
 }
 
-TEST_CASE("memory v1: max_usage_in_bytes and failcnt reset on any write",
-          "[mm][memcg][files][v1]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params(true));
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesV1C, "memory v1: max_usage_in_bytes and failcnt reset on any write",
+                 "[mm][memcg][files][v1]") {
   env.run([&] {
     REQUIRE(env.charge(c, 100) == 0);
     env.uncharge(c, 60);
@@ -196,12 +178,8 @@ TEST_CASE("memory v1: max_usage_in_bytes and failcnt reset on any write",
   env.finish();
 }
 
-TEST_CASE("memory v1: soft_limit_in_bytes, use_hierarchy, swappiness, oom_control",
-          "[mm][memcg][files][v1]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params(true));
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesV1C, "memory v1: soft_limit_in_bytes, use_hierarchy, swappiness, oom_control",
+                 "[mm][memcg][files][v1]") {
   env.run([&] {
     CHECK(read_file(c, "soft_limit_in_bytes") == kUnlimited);
     CHECK(write_file(c, "soft_limit_in_bytes", "1M\n") == 3);
@@ -252,11 +230,9 @@ TEST_CASE("memory v1: soft_limit_in_bytes, use_hierarchy, swappiness, oom_contro
   env.finish();
 }
 
-TEST_CASE("memory v1: force_empty reclaims until empty or 16 passes without progress",
-          "[mm][memcg][files][v1]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params(true));
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesV1C,
+                 "memory v1: force_empty reclaims until empty or 16 passes without progress",
+                 "[mm][memcg][files][v1]") {
   env.run([&] {
     CHECK(write_file(root_mem_cgroup, "force_empty", "0") == -EINVAL);
     REQUIRE(env.charge(c, 100) == 0);
@@ -280,11 +256,8 @@ TEST_CASE("memory v1: force_empty reclaims until empty or 16 passes without prog
   env.finish();
 }
 
-TEST_CASE("memory v1: kmem and tcp files, pressure_level", "[mm][memcg][files][v1]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params(true));
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesV1C,
+                 "memory v1: kmem and tcp files, pressure_level", "[mm][memcg][files][v1]") {
   env.run([&] {
     CHECK(write_file(c, "kmem.limit_in_bytes", "1M") == 2);  // accepted and ignored
     CHECK(read_file(c, "kmem.limit_in_bytes") == kUnlimited);
@@ -308,11 +281,8 @@ TEST_CASE("memory v1: kmem and tcp files, pressure_level", "[mm][memcg][files][v
   env.finish();
 }
 
-TEST_CASE("memory v1: css_reset forgets the v1 limits too", "[mm][memcg][files][v1]") {
-  WarnCheck wc;
-  MemcgEnv env(files_params(true));
-  reset_script(&env);
-  mem_cgroup *c = env.mkdir(nullptr, "c");
+TEST_CASE_METHOD(FilesV1C,
+                 "memory v1: css_reset forgets the v1 limits too", "[mm][memcg][files][v1]") {
   env.run([&] {
     CHECK(write_file(c, "limit_in_bytes", "1M") == 2);
     CHECK(write_file(c, "memsw.limit_in_bytes", "2M") == 2);

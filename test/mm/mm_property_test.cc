@@ -42,7 +42,7 @@ struct Totals {
 };
 
 void run_seed(const memcg_boot_params &params, std::uint64_t seed, Totals *totals) {
-  INFO("seed " << seed << " " << design_name(params) << (params.v1 ? " v1" : " v2"));
+  INFO("seed " << seed << " " << params_name(params));
   std::mt19937_64 rng(seed);
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   memcg_boot_params with_swap = params;

@@ -30,6 +30,16 @@ inline unsigned long lru_total(mem_cgroup *m) {
 }
 inline long usage(mem_cgroup *m) { return static_cast<long>(page_counter_read(&m->memory)); }
 
+// In a process: maps @nr anon pages (mmap @flags) and faults them in, one fault each unless
+// MAP_POPULATE faulted them in the mmap. False once the process is killed on the way.
+inline bool fault_anon(unsigned long nr, unsigned long flags) {
+  unsigned long addr;
+  bool alive = emu::sys_mmap_anon(nr, flags, &addr);
+  if (!(flags & MAP_POPULATE))
+    for (unsigned long i = 0; alive && i < nr; i++) alive = emu::user_write(addr + i);
+  return alive;
+}
+
 // Starts a process in @memcg that faults @nr anon pages (one fault each), signals @ready from
 // the kernel (also when it is killed before it is done) and holds them until killed.
 inline emu::Process *start_anon_holder(mem_cgroup *memcg, unsigned long nr, completion *ready,
@@ -38,10 +48,7 @@ inline emu::Process *start_anon_holder(mem_cgroup *memcg, unsigned long nr, comp
   o.memcg = memcg;
   o.oom_score_adj = adj;
   return emu::process_start(o, [nr, ready, flags] {
-    unsigned long addr;
-    bool alive = emu::sys_mmap_anon(nr, flags, &addr);
-    if (!(flags & MAP_POPULATE))
-      for (unsigned long i = 0; alive && i < nr; i++) alive = emu::user_write(addr + i);
+    bool alive = fault_anon(nr, flags);
     {
       emu::KernelEntry k;
       complete(ready);
@@ -52,20 +59,29 @@ inline emu::Process *start_anon_holder(mem_cgroup *memcg, unsigned long nr, comp
   });
 }
 
+// Kills @p and returns its exit status.
+inline int kill_and_wait(emu::Process *p) {
+  emu::process_kill(p);
+  return emu::process_wait(p);
+}
+
+// A start_anon_holder() process, returned once it has signalled (its pages faulted in, or it is
+// on its way out).
+inline emu::Process *anon_holder_started(mem_cgroup *memcg, unsigned long nr, short adj = 0,
+                                         unsigned long flags = 0) {
+  completion ready;
+  init_completion(&ready);
+  emu::Process *p = start_anon_holder(memcg, nr, &ready, adj, flags);
+  wait_for_completion(&ready);
+  return p;
+}
+
 // A start_anon_holder() process, started and waited for until its pages are faulted in.
 struct AnonHolder {
-  completion ready;
   emu::Process *proc;
-  AnonHolder(mem_cgroup *m, unsigned long nr) {
-    init_completion(&ready);
-    proc = start_anon_holder(m, nr, &ready);
-    wait_for_completion(&ready);
-  }
+  AnonHolder(mem_cgroup *m, unsigned long nr) : proc(anon_holder_started(m, nr)) {}
   // Kills it and returns its exit status.
-  int kill() {
-    emu::process_kill(proc);
-    return emu::process_wait(proc);
-  }
+  int kill() { return kill_and_wait(proc); }
 };
 
 // Pages of the machine's RAM the model's folios hold, counted from the lists: on a quiescent
@@ -96,12 +112,25 @@ inline void drain_charges() {
 
 inline unsigned long ram_used() { return totalram_pages() - nr_free_pages(); }
 
+// Once kswapd is idle (no folio isolated by it), the RAM in use is what the folios hold.
+inline void check_ram_held() {
+  emu::kswapd_wait_idle();
+  CHECK(ram_used() == folio_pages_held());
+}
+
 // Reads @nr pages of @ino from page @first into the page cache, charged to @memcg (kernel task).
 inline int read_into(mem_cgroup *memcg, inode *ino, unsigned long first, unsigned long nr) {
   mem_cgroup *old = set_active_memcg(memcg);
   int ret = filemap_read(ino, first, nr);
   set_active_memcg(old);
   return ret;
+}
+
+// A new file whose pages 0 to @nr - 1 are read into the page cache, charged to @memcg.
+inline inode *cached_file(mem_cgroup *memcg, unsigned long nr) {
+  inode *f = emu::file_create();
+  REQUIRE(read_into(memcg, f, 0, nr) == 0);
+  return f;
 }
 
 }  // namespace umemcg::test

@@ -17,17 +17,11 @@ TEST_CASE("anon faults over memory.max end in an OOM kill of the biggest process
     env.run([&] {
       page_counter_set_max(&a->memory, 200);
       if (do_memsw_account()) page_counter_set_max(&a->memsw, 200);
-      completion r1, r2;
-      init_completion(&r1);
-      init_completion(&r2);
-      emu::Process *small = start_anon_holder(a, 20, &r1);
-      wait_for_completion(&r1);
-      emu::Process *big = start_anon_holder(a, 1000, &r2);
-      wait_for_completion(&r2);  // signalled on its way out too
+      emu::Process *small = anon_holder_started(a, 20);
+      emu::Process *big = anon_holder_started(a, 1000);  // signalled on its way out too
       s_big = emu::process_wait(big);
       CHECK_FALSE(emu::process_exited(small, nullptr));
-      emu::process_kill(small);
-      s_small = emu::process_wait(small);
+      s_small = kill_and_wait(small);
     });
     CHECK(s_big == 137);
     CHECK(s_small == 137);
@@ -46,17 +40,11 @@ TEST_CASE("oom_score_adj -1000 is never chosen, even when it is the biggest", "[
   int s_immune = -1, s_faulter = -1;
   env.run([&] {
     page_counter_set_max(&a->memory, 150);
-    completion r1, r2;
-    init_completion(&r1);
-    init_completion(&r2);
-    emu::Process *immune = start_anon_holder(a, 120, &r1, OOM_SCORE_ADJ_MIN);
-    wait_for_completion(&r1);
-    emu::Process *faulter = start_anon_holder(a, 100, &r2);
-    wait_for_completion(&r2);
+    emu::Process *immune = anon_holder_started(a, 120, OOM_SCORE_ADJ_MIN);
+    emu::Process *faulter = anon_holder_started(a, 100);
     s_faulter = emu::process_wait(faulter);
     CHECK_FALSE(emu::process_exited(immune, nullptr));
-    emu::process_kill(immune);
-    s_immune = emu::process_wait(immune);
+    s_immune = kill_and_wait(immune);
   });
   CHECK(s_faulter == 137);
   CHECK(s_immune == 137);  // killed by the test, not by the OOM killer
@@ -70,10 +58,7 @@ TEST_CASE("badness: rss plus oom_score_adj in thousandths of memory.max", "[mm][
   mem_cgroup *a = env.mkdir(nullptr, "a");
   env.run([&] {
     page_counter_set_max(&a->memory, 10000);
-    completion r1;
-    init_completion(&r1);
-    emu::Process *p = start_anon_holder(a, 100, &r1, 500);
-    wait_for_completion(&r1);
+    emu::Process *p = anon_holder_started(a, 100, 500);
     CHECK(oom_badness(p, 10000) == 100 + 500 * 10);
     CHECK(oom_badness(p, 999) == 100);  // 999 / 1000 == 0
     emu::process_kill(p);
@@ -92,19 +77,13 @@ TEST_CASE("memory.oom.group kills every process of the group", "[mm][oom][group]
   env.run([&] {
     g->oom_group = true;
     page_counter_set_max(&g->memory, 300);
-    completion r[3];
-    for (auto &c : r) init_completion(&c);
-    emu::Process *p1 = start_anon_holder(w1, 50, &r[0]);
-    wait_for_completion(&r[0]);
-    emu::Process *immune = start_anon_holder(w2, 50, &r[1], OOM_SCORE_ADJ_MIN);
-    wait_for_completion(&r[1]);
-    emu::Process *big = start_anon_holder(w2, 1000, &r[2]);
-    wait_for_completion(&r[2]);
+    emu::Process *p1 = anon_holder_started(w1, 50);
+    emu::Process *immune = anon_holder_started(w2, 50, OOM_SCORE_ADJ_MIN);
+    emu::Process *big = anon_holder_started(w2, 1000);
     s[2] = emu::process_wait(big);
     s[0] = emu::process_wait(p1);
     CHECK_FALSE(emu::process_exited(immune, nullptr));
-    emu::process_kill(immune);
-    s[1] = emu::process_wait(immune);
+    s[1] = kill_and_wait(immune);
   });
   CHECK(s[0] == 137);
   CHECK(s[2] == 137);

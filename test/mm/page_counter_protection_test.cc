@@ -31,6 +31,15 @@ struct Family {
   }
 };
 
+// The min protection usage on the way up from a: a's min_usage and p's children_min_usage are
+// @leaf, p's min_usage and the root's children_min_usage are @parent.
+void check_min_path(const Family &f, long leaf, long parent) {
+  CHECK(min_usage_of(f.a) == leaf);
+  CHECK(children_min_of(f.p) == leaf);
+  CHECK(min_usage_of(f.p) == parent);
+  CHECK(children_min_of(f.root) == parent);
+}
+
 TEST_CASE("children_min_usage / children_low_usage sum min(usage, setting); deltas go down too",
           "[page_counter][protection]") {
   WarnScope ws;
@@ -90,48 +99,39 @@ TEST_CASE("try_charge propagates on the levels that took the charge, not on the 
   page_counter *fail = nullptr;
 
   REQUIRE(page_counter_try_charge(&f.a, 8, &fail));
-  CHECK(min_usage_of(f.a) == 8);
-  CHECK(children_min_of(f.p) == 8);
-  CHECK(min_usage_of(f.p) == 8);
-  CHECK(children_min_of(f.root) == 8);
+  check_min_path(f, 8, 8);
 
   CHECK_FALSE(page_counter_try_charge(&f.a, 5, &fail));
   REQUIRE(fail == &f.p);
-  CHECK(min_usage_of(f.a) == 8);  // raised to 13, then cancel propagated 8 again
-  CHECK(children_min_of(f.p) == 8);
-  CHECK(min_usage_of(f.p) == 8);  // p saw 13 only speculatively and never propagated it
-  CHECK(children_min_of(f.root) == 8);
+  // a: raised to 13, then cancel propagated 8 again; p saw 13 only speculatively and never
+  // propagated it.
+  check_min_path(f, 8, 8);
   ws.expect(0);
 }
 
 TEST_CASE("charge and try_charge test protection_support of the leaf on every level",
           "[page_counter][protection]") {
   WarnScope ws;
-  page_counter *fail = nullptr;
+  // memory.min 100 on a and p; 30 pages charged to a, then 5 more try-charged.
+  auto charge_35 = [](Family &f) {
+    page_counter *fail = nullptr;
+    page_counter_set_min(&f.a, 100);
+    page_counter_set_min(&f.p, 100);
+    page_counter_charge(&f.a, 30);
+    REQUIRE(page_counter_try_charge(&f.a, 5, &fail));
+  };
 
   SECTION("leaf without support: nothing propagates, even where the parent has it") {
     Family f;
     f.a.protection_support = false;
-    page_counter_set_min(&f.a, 100);
-    page_counter_set_min(&f.p, 100);
-    page_counter_charge(&f.a, 30);
-    REQUIRE(page_counter_try_charge(&f.a, 5, &fail));
-    CHECK(min_usage_of(f.a) == 0);
-    CHECK(min_usage_of(f.p) == 0);
-    CHECK(children_min_of(f.p) == 0);
-    CHECK(children_min_of(f.root) == 0);
+    charge_35(f);
+    check_min_path(f, 0, 0);
   }
   SECTION("leaf with support: every level propagates, even where the parent lacks it") {
     Family f;
     f.p.protection_support = false;
-    page_counter_set_min(&f.a, 100);
-    page_counter_set_min(&f.p, 100);
-    page_counter_charge(&f.a, 30);
-    REQUIRE(page_counter_try_charge(&f.a, 5, &fail));
-    CHECK(min_usage_of(f.a) == 35);
-    CHECK(children_min_of(f.p) == 35);
-    CHECK(min_usage_of(f.p) == 35);
-    CHECK(children_min_of(f.root) == 35);
+    charge_35(f);
+    check_min_path(f, 35, 35);
   }
   ws.expect(0);
 }
@@ -163,10 +163,7 @@ TEST_CASE("cancel tests protection_support of each counter it visits",
     CHECK(min_usage_of(f.p) == 30);
 
     page_counter_uncharge(&f.a, 10);
-    CHECK(min_usage_of(f.a) == 20);
-    CHECK(children_min_of(f.p) == 20);
-    CHECK(min_usage_of(f.p) == 30);  // not updated by cancel
-    CHECK(children_min_of(f.root) == 30);
+    check_min_path(f, 20, 30);  // p's not updated by cancel
   }
   ws.expect(0);
 }

@@ -17,17 +17,14 @@ const memcg_boot_params kDesigns[] = {v2_params(false), v2_params(true), v1_para
 TEST_CASE("anon faults charge a page each, enter the LRU through the batch, exit frees all",
           "[mm][process]") {
   for (const auto &p : kDesigns) {
-    INFO(design_name(p) << (p.v1 ? " v1" : " v2"));
+    INFO(params_name(p));
     WarnCheck wc;
     MemcgEnv env(p);
     mem_cgroup *a = env.mkdir(nullptr, "a");
     constexpr unsigned long N = 100;
     int status = -1;
     env.run([&] {
-      completion ready;
-      init_completion(&ready);
-      emu::Process *proc = start_anon_holder(a, N, &ready);
-      wait_for_completion(&ready);
+      emu::Process *proc = anon_holder_started(a, N);
       mm_struct *mm = emu::process_mm(proc);
       CHECK(get_mm_counter(mm, MM_ANONPAGES) == static_cast<long>(N));
       CHECK(mm->memcg == a);
@@ -47,8 +44,7 @@ TEST_CASE("anon faults charge a page each, enter the LRU through the batch, exit
       CHECK(emu::memcg_page_state_local_sum(a, NR_INACTIVE_ANON) == static_cast<long>(N));
       CHECK(emu::memcg_events_local_sum(a, PGFAULT) == N);
       env.check();
-      emu::process_kill(proc);
-      status = emu::process_wait(proc);
+      status = kill_and_wait(proc);
       CHECK(lru_total(a) == 0);
     });
     CHECK(status == 128 + 9);
@@ -86,10 +82,7 @@ TEST_CASE("mlock: one kernel entry populates the mapping, pages are unevictable"
   MemcgEnv env(v2_params());
   mem_cgroup *a = env.mkdir(nullptr, "a");
   env.run([&] {
-    completion ready;
-    init_completion(&ready);
-    emu::Process *proc = start_anon_holder(a, 64, &ready, 0, MAP_POPULATE | MAP_LOCKED);
-    wait_for_completion(&ready);
+    emu::Process *proc = anon_holder_started(a, 64, 0, MAP_POPULATE | MAP_LOCKED);
     lru_add_drain_all();
     CHECK(lru_pages(a, LRU_UNEVICTABLE) == 64);
     CHECK(lru_pages(a, LRU_INACTIVE_ANON) == 0);
@@ -97,8 +90,7 @@ TEST_CASE("mlock: one kernel entry populates the mapping, pages are unevictable"
     CHECK(try_to_free_mem_cgroup_pages(a, 64, GFP_KERNEL, MEMCG_RECLAIM_MAY_SWAP, nullptr) == 0);
     CHECK(lru_pages(a, LRU_UNEVICTABLE) == 64);
     env.check();
-    emu::process_kill(proc);
-    CHECK(emu::process_wait(proc) == 137);
+    CHECK(kill_and_wait(proc) == 137);
     CHECK(lru_total(a) == 0);
   });
   env.finish();
@@ -164,8 +156,7 @@ TEST_CASE("a fatal signal ends a faulting process at its next return to user mod
       return 0;
     });
     wait_for_completion(&started);
-    emu::process_kill(proc);
-    status = emu::process_wait(proc);
+    status = kill_and_wait(proc);
   });
   CHECK(status == 137);
   CHECK(faulted < 1000000);

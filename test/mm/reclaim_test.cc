@@ -21,12 +21,6 @@ unsigned long reclaim_all(mem_cgroup *m) {
   return total;
 }
 
-void drain_everything() {
-  lru_add_drain_all();
-  drain_all_stock(root_mem_cgroup);
-  flush_workqueue(memcg_wq);
-}
-
 }  // namespace
 
 TEST_CASE("two-touch activation of page-cache folios", "[mm][lru]") {
@@ -70,7 +64,7 @@ TEST_CASE("reclaim drops clean page cache, leaves shadows; recent refaults are a
       lru_add_drain();
       REQUIRE(read_into(a, ino, 0, 200) == 0);
       REQUIRE(read_into(a, ino, 200, 300) == 0);
-      drain_everything();
+      drain_charges();
       CHECK(lru_pages(a, LRU_ACTIVE_FILE) == 200);
       CHECK(lru_pages(a, LRU_INACTIVE_FILE) == 300);
       long before = usage(a);
@@ -125,7 +119,7 @@ TEST_CASE("aging: when the inactive list is low, reclaim deactivates active foli
     REQUIRE(read_into(a, ino, 0, 200) == 0);
     lru_add_drain();
     REQUIRE(read_into(a, ino, 0, 200) == 0);  // all active
-    drain_everything();
+    drain_charges();
     CHECK(inactive_is_low(a, LRU_INACTIVE_FILE));
     unsigned long got = reclaim(a, 32);
     // Reclaim had to deactivate first (nothing inactive to take), then reclaimed.
@@ -143,17 +137,13 @@ TEST_CASE("without swap, anon pages are never reclaimed", "[mm][reclaim][anon]")
   MemcgEnv env(v2_params());
   mem_cgroup *a = env.mkdir(nullptr, "a");
   env.run([&] {
-    completion ready;
-    init_completion(&ready);
-    emu::Process *proc = start_anon_holder(a, 100, &ready);
-    wait_for_completion(&ready);
-    drain_everything();
+    emu::Process *proc = anon_holder_started(a, 100);
+    drain_charges();
     CHECK(reclaim(a, 64) == 0);
     CHECK(reclaim(a, 64, MEMCG_RECLAIM_MAY_SWAP | MEMCG_RECLAIM_PROACTIVE) == 0);
     CHECK(lru_pages(a, LRU_INACTIVE_ANON) == 100);
     CHECK(usage(a) == 100);
-    emu::process_kill(proc);
-    CHECK(emu::process_wait(proc) == 137);
+    CHECK(kill_and_wait(proc) == 137);
   });
   env.finish();
 }
@@ -171,7 +161,7 @@ TEST_CASE("memory.min is a hard floor; memory.low gives way only in the low pass
     REQUIRE(read_into(cmin, f1, 0, 200) == 0);
     REQUIRE(read_into(clow, f2, 0, 200) == 0);
     REQUIRE(read_into(cnone, f3, 0, 200) == 0);
-    drain_everything();
+    drain_charges();
     page_counter_set_min(&cmin->memory, 150);
     page_counter_set_low(&clow->memory, 150);
 
@@ -216,7 +206,7 @@ TEST_CASE("below memory.low, the first pass skips; nothing else left: low pass r
   env.run([&] {
     REQUIRE(read_into(clow, f1, 0, 100) == 0);
     REQUIRE(read_into(cnone, f2, 0, 300) == 0);
-    drain_everything();
+    drain_charges();
     page_counter_set_low(&clow->memory, 100);  // fully protected (usage == low)
     // Plenty unprotected: clow untouched, no event.
     unsigned long got = reclaim(parent, 64);
@@ -245,7 +235,7 @@ TEST_CASE("proactive reclaim ignores the target's own protection", "[mm][reclaim
   inode *f = emu::file_create();
   env.run([&] {
     REQUIRE(read_into(a, f, 0, 200) == 0);
-    drain_everything();
+    drain_charges();
     page_counter_set_min(&a->memory, 200);
     page_counter_set_low(&a->memory, 200);
     unsigned long got =
@@ -271,7 +261,7 @@ TEST_CASE("page cache stays charged after the reader exits; deletion uncharges",
     emu::Process *p2 =
         emu::process_start(o, [] { return emu::workload_pagecache(30 * PAGE_SIZE, "", false); });
     CHECK(emu::process_wait(p2) == 0);
-    drain_everything();
+    drain_charges();
     // The named file's 50 pages stay; the private file went with its process.
     CHECK(usage(a) == 50);
     CHECK(lru_total(a) == 50);

@@ -36,12 +36,6 @@ unsigned long reclaim(mem_cgroup *m, unsigned long nr, int *swappiness = nullptr
   return try_to_free_mem_cgroup_pages(m, nr, GFP_KERNEL, opts, swappiness);
 }
 
-void drain_everything() {
-  lru_add_drain_all();
-  drain_all_stock(root_mem_cgroup);
-  flush_workqueue(memcg_wq);
-}
-
 long slots_in_use() { return total_swap_pages() - get_nr_swap_pages(); }
 long stat(mem_cgroup *m, int idx) { return emu::memcg_page_state_local_sum(m, idx); }
 unsigned long ev(mem_cgroup *m, int idx) { return emu::memcg_events_local_sum(m, idx); }
@@ -86,27 +80,41 @@ struct Toucher {
     complete(&go[r]);
     wait_for_completion(&stage[r + 1]);
   }
-  int kill() {
-    emu::process_kill(proc);
-    return emu::process_wait(proc);
-  }
+  int kill() { return kill_and_wait(proc); }
 };
+
+// No swap slot in use, and none counted to @m: MEMCG_SWAP and the swap counter are 0.
+void check_no_swap(mem_cgroup *m) {
+  CHECK(slots_in_use() == 0);
+  CHECK(stat(m, MEMCG_SWAP) == 0);
+  CHECK(page_counter_read(&m->swap) == 0);
+}
+
+// Runs @body(env, a) once for each design of kAll, on its swap machine with cgroup "a" below the
+// root, then checks the invariants (MemcgEnv::finish()).
+template <typename Body>
+void for_each_design(Body body) {
+  for (const auto &base : kAll) {
+    INFO(params_name(base));
+    WarnCheck wc;
+    MemcgEnv env(with_swap(base));
+    mem_cgroup *a = env.mkdir(nullptr, "a");
+    body(env, a);
+    env.finish();
+  }
+}
 
 }  // namespace
 
 TEST_CASE("swap-out: anon reclaimed to swap; PTEs become swap entries; charges and stats move",
           "[mm][swap]") {
-  for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
-    WarnCheck wc;
-    MemcgEnv env(with_swap(base));
-    mem_cgroup *a = env.mkdir(nullptr, "a");
+  for_each_design([](MemcgEnv &env, mem_cgroup *a) {
     env.run([&] {
       CHECK(total_swap_pages() == static_cast<long>(kSwapPages));
       CHECK(get_nr_swap_pages() == static_cast<long>(kSwapPages));
       Toucher t(a, 100, 0);
       t.wait_stage(0);
-      drain_everything();
+      drain_charges();
       unsigned long got = reclaim(a, 64);
       REQUIRE(got > 0);
       REQUIRE(got <= 100);
@@ -131,32 +139,25 @@ TEST_CASE("swap-out: anon reclaimed to swap; PTEs become swap entries; charges a
       env.check();
       // Exit frees the slots and uncharges the swap.
       CHECK(t.kill() == 137);
-      drain_everything();
-      CHECK(slots_in_use() == 0);
-      CHECK(stat(a, MEMCG_SWAP) == 0);
-      CHECK(page_counter_read(&a->swap) == 0);
+      drain_charges();
+      check_no_swap(a);
       CHECK(usage(a) == 0);
       if (do_memsw_account()) CHECK(page_counter_read(&a->memsw) == 0);
     });
     CHECK(env.rmdir(a) == 0);
-    env.finish();
-  }
+  });
 }
 
 TEST_CASE("swap-in: the fault charges memory, uncharges swap, frees the slot; refault stats",
           "[mm][swap][workingset]") {
-  for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
-    WarnCheck wc;
-    MemcgEnv env(with_swap(base));
-    mem_cgroup *a = env.mkdir(nullptr, "a");
+  for_each_design([](MemcgEnv &env, mem_cgroup *a) {
     env.run([&] {
       inode *file = emu::file_create();
       Toucher t(a, 100, 2);
       t.wait_stage(0);
       // Page cache makes the anon refaults recent: they are tested against the file pages too.
       REQUIRE(read_into(a, file, 0, 300) == 0);
-      drain_everything();
+      drain_charges();
       int anon_only = SWAPPINESS_ANON_ONLY;
       unsigned long got = reclaim(a, 64, &anon_only);
       REQUIRE(got >= 64);
@@ -164,12 +165,10 @@ TEST_CASE("swap-in: the fault charges memory, uncharges swap, frees the slot; re
       CHECK(stat(a, NR_FILE_PAGES) == 300);  // swappiness=max: anon only
       unsigned long majfault = ev(a, PGMAJFAULT);
       t.next_round(0);  // every page written again: the swapped ones fault back in
-      drain_everything();
+      drain_charges();
       CHECK(ev(a, PSWPIN) == got);
       CHECK(ev(a, PGMAJFAULT) - majfault == got);
-      CHECK(slots_in_use() == 0);
-      CHECK(stat(a, MEMCG_SWAP) == 0);
-      CHECK(page_counter_read(&a->swap) == 0);
+      check_no_swap(a);
       CHECK(swapents(t.proc) == 0);
       CHECK(anonpages(t.proc) == 100);
       CHECK(usage(a) == 400);
@@ -183,21 +182,20 @@ TEST_CASE("swap-in: the fault charges memory, uncharges swap, frees the slot; re
       // refaults restore the workingset.
       got = reclaim(a, 100, &anon_only);
       REQUIRE(got > 0);
-      drain_everything();
+      drain_charges();
       unsigned long before_restore = static_cast<unsigned long>(stat(a, WORKINGSET_RESTORE_ANON));
       t.next_round(1);
-      drain_everything();
+      drain_charges();
       CHECK(static_cast<unsigned long>(stat(a, WORKINGSET_RESTORE_ANON)) > before_restore);
       CHECK(slots_in_use() == 0);
       env.check();
       CHECK(t.kill() == 137);
       emu::iput(file);
-      drain_everything();
+      drain_charges();
     });
     CHECK(usage(a) == 0);
     CHECK(env.rmdir(a) == 0);
-    env.finish();
-  }
+  });
 }
 
 TEST_CASE("swap.max 0 refuses swap-out: the faulting process is OOM-killed; with swap it runs",
@@ -212,17 +210,14 @@ TEST_CASE("swap.max 0 refuses swap-out: the faulting process is OOM-killed; with
       env.run([&] {
         page_counter_set_max(&a->memory, 50);
         if (!allow) page_counter_set_max(&a->swap, 0);
-        completion ready;
-        init_completion(&ready);
-        emu::Process *p = start_anon_holder(a, 100, &ready);
-        wait_for_completion(&ready);
+        emu::Process *p = anon_holder_started(a, 100);
         if (allow) {
           CHECK(swapents(p) >= 50);
           CHECK(static_cast<long>(page_counter_read(&a->swap)) == swapents(p));
           emu::process_kill(p);
         }
         status = emu::process_wait(p);
-        drain_everything();
+        drain_charges();
       });
       CHECK(status == 137);
       CHECK(memory_events_read(a, MEMCG_OOM_KILL) == (allow ? 0 : 1));
@@ -251,7 +246,7 @@ TEST_CASE("swap.max partial: swap-out stops at the limit; the refusals raise max
       page_counter_set_max(&p->swap, 5);  // the ancestor's limit
       Toucher t(a, 100, 0);
       t.wait_stage(0);
-      drain_everything();
+      drain_charges();
       int anon_only = SWAPPINESS_ANON_ONLY;
       unsigned long got = reclaim(a, 64, &anon_only);
       CHECK(got == 5);
@@ -273,7 +268,7 @@ TEST_CASE("swap.max partial: swap-out stops at the limit; the refusals raise max
       CHECK(memory_events_local_read(a, MEMCG_SWAP_MAX) == refused);
       env.check();
       CHECK(t.kill() == 137);
-      drain_everything();
+      drain_charges();
     });
     env.finish();
   }
@@ -287,7 +282,7 @@ TEST_CASE("no free slot: swap-out raises fail only; the free swap caps what memc
   env.run([&] {
     Toucher t(a, 100, 0);
     t.wait_stage(0);
-    drain_everything();
+    drain_charges();
     CHECK(mem_cgroup_get_nr_swap_pages(a) == 8);
     int anon_only = SWAPPINESS_ANON_ONLY;
     CHECK(reclaim(a, 64, &anon_only) == 8);
@@ -297,7 +292,7 @@ TEST_CASE("no free slot: swap-out raises fail only; the free swap caps what memc
     CHECK(mem_cgroup_get_nr_swap_pages(a) == 0);
     env.check();
     CHECK(t.kill() == 137);
-    drain_everything();
+    drain_charges();
     CHECK(get_nr_swap_pages() == 8);
   });
   env.finish();
@@ -305,11 +300,7 @@ TEST_CASE("no free slot: swap-out raises fail only; the free swap caps what memc
 
 TEST_CASE("MADV_DONTNEED and munmap of swapped pages free their slots and uncharge the swap",
           "[mm][swap][process]") {
-  for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
-    WarnCheck wc;
-    MemcgEnv env(with_swap(base));
-    mem_cgroup *a = env.mkdir(nullptr, "a");
+  for_each_design([](MemcgEnv &env, mem_cgroup *a) {
     env.run([&] {
       completion swapped, done;
       init_completion(&swapped);
@@ -340,7 +331,7 @@ TEST_CASE("MADV_DONTNEED and munmap of swapped pages free their slots and unchar
         return 0;
       });
       wait_for_completion(&ready);
-      drain_everything();
+      drain_charges();
       REQUIRE(reclaim(a, 100) > 0);
       long swapped_total = swapents(p);
       REQUIRE(swapped_total > 0);
@@ -352,20 +343,17 @@ TEST_CASE("MADV_DONTNEED and munmap of swapped pages free their slots and unchar
       CHECK(ents_after_dontneed < ents_before_dontneed);
       CHECK(slots_after_dontneed == ents_after_dontneed);
       CHECK(ents_after_munmap == 0);
-      drain_everything();
-      CHECK(slots_in_use() == 0);
-      CHECK(stat(a, MEMCG_SWAP) == 0);
-      CHECK(page_counter_read(&a->swap) == 0);
+      drain_charges();
+      check_no_swap(a);
       if (do_memsw_account()) CHECK(page_counter_read(&a->memsw) == 0);
     });
-    env.finish();
-  }
+  });
 }
 
 TEST_CASE("a removed cgroup keeps its swap charged; swap-in charges the faulting mm's memcg",
           "[mm][swap][offline]") {
   for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base));
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -375,7 +363,7 @@ TEST_CASE("a removed cgroup keeps its swap charged; swap-in charges the faulting
     env.run([&] {
       t = new Toucher(a, 100, 1);
       t->wait_stage(0);
-      drain_everything();
+      drain_charges();
       n = static_cast<long>(reclaim(a, 64));
       REQUIRE(n > 0);
       // The process moves to b (cgroup.procs); its swap stays recorded for a.
@@ -389,14 +377,14 @@ TEST_CASE("a removed cgroup keeps its swap charged; swap-in charges the faulting
       CHECK(stat(a, MEMCG_SWAP) == n);
       if (!do_memsw_account()) CHECK(static_cast<long>(page_counter_read(&a->swap)) == n);
       t->next_round(0);
-      drain_everything();
+      drain_charges();
       // The recorded memcg is offline: the pages are charged to b, the faulting mm's.
       CHECK(stat(b, NR_ANON_MAPPED) == n);
       CHECK(usage(b) == n);
       CHECK(slots_in_use() == 0);
       CHECK(t->kill() == 137);
       delete t;
-      drain_everything();
+      drain_charges();
       emu::cgroup_flush_releases();
     });
     CHECK(usage(b) == 0);
@@ -417,7 +405,7 @@ TEST_CASE("get_scan_count sees swap: swappiness balances anon and file; 0 spares
       Toucher t(a, 200, 0);
       t.wait_stage(0);
       REQUIRE(read_into(a, file, 0, 200) == 0);
-      drain_everything();
+      drain_charges();
       int zero = 0;
       CHECK(reclaim(a, 64, &zero) > 0);
       CHECK(ev(a, PSWPOUT) == 0);  // swappiness 0: file only
@@ -435,7 +423,7 @@ TEST_CASE("get_scan_count sees swap: swappiness balances anon and file; 0 spares
       env.check();
       CHECK(t.kill() == 137);
       emu::iput(file);
-      drain_everything();
+      drain_charges();
     });
     env.finish();
   }
@@ -450,14 +438,10 @@ TEST_CASE("swap.high: over it the charging task is throttled and swap.events cou
   env.run([&] {
     page_counter_set_max(&a->memory, 40);
     page_counter_set_high(&a->swap, 10);
-    completion ready;
-    init_completion(&ready);
-    emu::Process *p = start_anon_holder(a, 150, &ready);
-    wait_for_completion(&ready);
+    emu::Process *p = anon_holder_started(a, 150);
     CHECK(static_cast<long>(page_counter_read(&a->swap)) > 10);  // high never refuses
-    emu::process_kill(p);
-    status = emu::process_wait(p);
-    drain_everything();
+    status = kill_and_wait(p);
+    drain_charges();
   });
   CHECK(status == 137);
   CHECK(memory_events_read(a, MEMCG_SWAP_HIGH) >= 1);
@@ -474,16 +458,12 @@ TEST_CASE("without a swap device nothing changes: total 0, anon never scanned",
   env.run([&] {
     CHECK(total_swap_pages() == 0);
     CHECK(mem_cgroup_get_nr_swap_pages(a) == 0);
-    completion ready;
-    init_completion(&ready);
-    emu::Process *p = start_anon_holder(a, 50, &ready);
-    wait_for_completion(&ready);
-    drain_everything();
+    emu::Process *p = anon_holder_started(a, 50);
+    drain_charges();
     int anon_only = SWAPPINESS_ANON_ONLY;
     CHECK(reclaim(a, 32, &anon_only) == 0);
     CHECK(ev(a, PSWPOUT) == 0);
-    emu::process_kill(p);
-    CHECK(emu::process_wait(p) == 137);
+    CHECK(kill_and_wait(p) == 137);
   });
   env.finish();
 }
@@ -498,7 +478,7 @@ TEST_CASE("swap-out racing the owner's zap: every slot and swap record is freed 
           "[mm][swap][process]") {
   constexpr unsigned long kPages = 64;
   for (const auto &base : kAll) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base), emu::Mode::simulated, 2);
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -528,7 +508,7 @@ TEST_CASE("swap-out racing the owner's zap: every slot and swap record is freed 
         return 0;
       });
       wait_for_completion(&ready);
-      drain_everything();
+      drain_charges();
       env.machine().spawn("reclaimer", [&] {
         emu::KernelEntry k;
         int anon_only = SWAPPINESS_ANON_ONLY;
@@ -540,7 +520,7 @@ TEST_CASE("swap-out racing the owner's zap: every slot and swap record is freed 
       complete(&go);
       CHECK(emu::process_wait(p) == 0);
       wait_for_completion(&done);
-      drain_everything();
+      drain_charges();
       CHECK(slots_in_use() == 0);
       CHECK(stat(a, MEMCG_SWAP) == 0);
     });
@@ -577,7 +557,7 @@ TEST_CASE("S13: 100M of anon touched under memory.max=30M with 1G of swap comple
 TEST_CASE("native: concurrent swap-out, swap-in and exit keep every charge and slot",
           "[mm][swap][native]") {
   for (const auto &base : {v2_params(false), v1_params(true)}) {
-    INFO(design_name(base) << (base.v1 ? " v1" : " v2"));
+    INFO(params_name(base));
     WarnCheck wc;
     MemcgEnv env(with_swap(base), emu::Mode::native, 4);
     mem_cgroup *a = env.mkdir(nullptr, "a");
@@ -599,7 +579,7 @@ TEST_CASE("native: concurrent swap-out, swap-in and exit keep every charge and s
         CHECK(x->kill() == 137);
         delete x;
       }
-      drain_everything();
+      drain_charges();
       CHECK(slots_in_use() == 0);
       CHECK(stat(a, MEMCG_SWAP) == 0);
     });

@@ -66,6 +66,30 @@ long sysctl_set(const char *path, const std::string &v) {
   return emu::sysctl_write(t, v, &pos);
 }
 
+// The watermark sysctl tests: for @raise false (the boot values) and true (the sysctl written by
+// @body), a 1000-page machine where 800 pages of a's page cache leave 200 free (above the boot
+// low watermark, 78); @body(raise) runs in a kernel task, then the cache goes and every page is
+// free again.
+template <typename Body>
+void with_800_cached(Body body) {
+  for (bool raise : {false, true}) {
+    INFO("raise " << raise);
+    WarnCheck wc;
+    MemcgEnv env(with_ram(v2_params(), 1000));
+    mem_cgroup *a = env.mkdir(nullptr, "a");
+    env.run([&] {
+      inode *f = cached_file(a, 800);
+      lru_add_drain_all();
+      CHECK(nr_free_pages() == 200);
+      body(raise);
+      emu::iput(f);
+      drain_charges();
+      CHECK(nr_free_pages() == 1000);
+    });
+    env.finish();
+  }
+}
+
 }  // namespace
 
 TEST_CASE("/proc/vmstat: the kernel's names in its order, one value each, nr_unstable last",
@@ -135,8 +159,7 @@ TEST_CASE("vm events after faults, reads, kswapd, direct and proactive reclaim a
     mem_cgroup *c = env.mkdir(nullptr, "c");
     env.run([&] {
       CHECK(gev(PGFAULT) == 0);
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 600) == 0);
+      inode *f = cached_file(a, 600);
       lru_add_drain_all();
       // 700 + 300 anon pages on 1000 pages of RAM: kswapd, then direct reclaim and swap.
       AnonHolder hb(b, 700);
@@ -416,74 +439,46 @@ TEST_CASE("vm.min_free_kbytes: a written value at least the computed one survive
 
 TEST_CASE("a larger watermark_scale_factor: the next allocation wakes kswapd, which reclaims "
           "to the new high watermark", "[mm][vmstat][sysctl][kswapd]") {
-  for (bool raise : {false, true}) {
-    INFO("raise " << raise);
-    WarnCheck wc;
-    MemcgEnv env(with_ram(v2_params(), 1000));
-    mem_cgroup *a = env.mkdir(nullptr, "a");
-    env.run([&] {
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 800) == 0);
-      lru_add_drain_all();
-      CHECK(nr_free_pages() == 200);  // above the boot low watermark (78)
-      // 1000 * 3000 / 10000 = 300: low 363, high 663.
-      if (raise) REQUIRE(sysctl_set("/proc/sys/vm/watermark_scale_factor", "3000") == 4);
-      folio *fo = folio_alloc(GFP_KERNEL);
-      REQUIRE(fo);
-      let_kswapd_settle();
-      if (raise) {
-        CHECK(high_wmark_pages() == 663);
-        CHECK(nr_free_pages() > 663);
-        CHECK(gev(PGSTEAL_KSWAPD) >= 663 - 199);
-        CHECK(gev(PAGEOUTRUN) >= 1);
-      } else {
-        CHECK(nr_free_pages() == 199);
-        CHECK(gev(PGSCAN_KSWAPD) == 0);
-        CHECK(gev(PAGEOUTRUN) == 0);
-      }
-      CHECK(ram_used() == folio_pages_held() + 1);
-      folio_put(fo);
-      emu::iput(f);
-      drain_charges();
-      CHECK(nr_free_pages() == 1000);
-    });
-    env.finish();
-  }
+  with_800_cached([](bool raise) {
+    // 1000 * 3000 / 10000 = 300: low 363, high 663.
+    if (raise) REQUIRE(sysctl_set("/proc/sys/vm/watermark_scale_factor", "3000") == 4);
+    folio *fo = folio_alloc(GFP_KERNEL);
+    REQUIRE(fo);
+    let_kswapd_settle();
+    if (raise) {
+      CHECK(high_wmark_pages() == 663);
+      CHECK(nr_free_pages() > 663);
+      CHECK(gev(PGSTEAL_KSWAPD) >= 663 - 199);
+      CHECK(gev(PAGEOUTRUN) >= 1);
+    } else {
+      CHECK(nr_free_pages() == 199);
+      CHECK(gev(PGSCAN_KSWAPD) == 0);
+      CHECK(gev(PAGEOUTRUN) == 0);
+    }
+    CHECK(ram_used() == folio_pages_held() + 1);
+    folio_put(fo);
+  });
 }
 
 TEST_CASE("a larger min_free_kbytes: an allocation below the new min watermark reclaims "
           "directly until it is above it", "[mm][vmstat][sysctl]") {
-  for (bool raise : {false, true}) {
-    INFO("raise " << raise);
-    WarnCheck wc;
-    MemcgEnv env(with_ram(v2_params(), 1000));
-    mem_cgroup *a = env.mkdir(nullptr, "a");
-    env.run([&] {
-      inode *f = emu::file_create();
-      REQUIRE(read_into(a, f, 0, 800) == 0);
-      lru_add_drain_all();
-      CHECK(nr_free_pages() == 200);
-      // 1600 KiB: min 400 pages, low 500.
-      if (raise) REQUIRE(sysctl_set("/proc/sys/vm/min_free_kbytes", "1600") == 4);
-      folio *fo = folio_alloc(GFP_KERNEL & ~__GFP_KSWAPD_RECLAIM);
-      REQUIRE(fo);
-      CHECK(READ_ONCE(node_data()->kswapd) == nullptr);
-      if (raise) {
-        CHECK(min_wmark_pages() == 400);
-        // The page was taken once the free count was above the new min watermark.
-        CHECK(nr_free_pages() >= 400);
-        CHECK(gev(PGSTEAL_DIRECT) >= 201);
-        CHECK(gev(ALLOCSTALL_NORMAL) >= 1);
-      } else {
-        CHECK(nr_free_pages() == 199);
-        CHECK(gev(PGSCAN_DIRECT) == 0);
-        CHECK(gev(ALLOCSTALL_NORMAL) == 0);
-      }
-      folio_put(fo);
-      emu::iput(f);
-      drain_charges();
-      CHECK(nr_free_pages() == 1000);
-    });
-    env.finish();
-  }
+  with_800_cached([](bool raise) {
+    // 1600 KiB: min 400 pages, low 500.
+    if (raise) REQUIRE(sysctl_set("/proc/sys/vm/min_free_kbytes", "1600") == 4);
+    folio *fo = folio_alloc(GFP_KERNEL & ~__GFP_KSWAPD_RECLAIM);
+    REQUIRE(fo);
+    CHECK(READ_ONCE(node_data()->kswapd) == nullptr);
+    if (raise) {
+      CHECK(min_wmark_pages() == 400);
+      // The page was taken once the free count was above the new min watermark.
+      CHECK(nr_free_pages() >= 400);
+      CHECK(gev(PGSTEAL_DIRECT) >= 201);
+      CHECK(gev(ALLOCSTALL_NORMAL) >= 1);
+    } else {
+      CHECK(nr_free_pages() == 199);
+      CHECK(gev(PGSCAN_DIRECT) == 0);
+      CHECK(gev(ALLOCSTALL_NORMAL) == 0);
+    }
+    folio_put(fo);
+  });
 }

@@ -18,16 +18,8 @@
 
 using namespace umemcg;
 using umemcg::test::config;
+using umemcg::test::wait_until;
 using umemcg::test::WarnCheck;
-
-namespace {
-// Waits (by sleeping 1 ms at a time) until pred() holds: the ordering tool of the tests below,
-// valid in both modes.
-template <typename P>
-void wait_until(P pred) {
-  while (!pred()) msleep(1);
-}
-}  // namespace
 
 TEST_CASE("rwsem: a waiting writer blocks later readers", "[shim][rwsem]") {
   // Reader A holds the lock; writer W queues; reader B arrives after W and must wait for W,

@@ -19,13 +19,10 @@
 
 using namespace umemcg;
 using umemcg::test::config;
+using umemcg::test::wait_until;
 using umemcg::test::WarnCheck;
 
 namespace {
-template <typename P>
-void wait_until(P pred) {
-  while (!pred()) msleep(1);
-}
 
 long count_of(const rw_semaphore &sem) { return sem.count.load(); }
 
@@ -45,6 +42,13 @@ void spawn_locker(rw_semaphore *sem, bool write, const char *name,
       up_read(sem);
     }
   });
+}
+
+// spawn_locker(), then waits until @sem has @nr_waiters waiters: the new locker is queued.
+void queue_locker(rw_semaphore *sem, bool write, const char *name,
+                  std::vector<std::string> *order, unsigned long nr_waiters) {
+  spawn_locker(sem, write, name, order);
+  wait_until([&] { return emu::rwsem_nr_waiters(sem) == nr_waiters; });
 }
 std::uintptr_t me_as_reader() {
   return reinterpret_cast<std::uintptr_t>(current) | RWSEM_READER_OWNED;
@@ -127,8 +131,7 @@ TEST_CASE("rwsem: downgrade_write grants every queued reader when a reader heads
     };
     mach->spawn("R1", reader("R1"));
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 1; });
-    spawn_locker(&sem, true, "W", &order);
-    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 2; });
+    queue_locker(&sem, true, "W", &order, 2);
     mach->spawn("R2", reader("R2"));
     wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 3; });
     downgrade_write(&sem);
@@ -159,10 +162,8 @@ TEST_CASE("rwsem: downgrade_write leaves a writer at the head of the queue waiti
   std::vector<std::string> order;
   m.exec([&] {
     down_write(&sem);
-    spawn_locker(&sem, true, "W", &order);
-    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 1; });
-    spawn_locker(&sem, false, "R", &order);
-    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 2; });
+    queue_locker(&sem, true, "W", &order, 1);
+    queue_locker(&sem, false, "R", &order, 2);
     downgrade_write(&sem);
     msleep(3);
     CHECK(order.empty());
@@ -184,8 +185,7 @@ TEST_CASE("rwsem: a reader steals a free lock from a woken writer until the writ
   std::vector<std::string> order;
   m.exec([&] {
     down_read(&sem);
-    spawn_locker(&sem, true, "W", &order);
-    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 1; });
+    queue_locker(&sem, true, "W", &order, 1);
 
     // The writer waited less than RWSEM_WAIT_TIMEOUT (4 jiffies): a reader that would be the
     // only one may steal the lock it was woken for, and the writer does not ask for a handoff.
@@ -204,8 +204,7 @@ TEST_CASE("rwsem: a reader steals a free lock from a woken writer until the writ
     CHECK(count_of(sem) & RWSEM_FLAG_HANDOFF);
     CHECK(down_read_trylock(&sem) == 0);
     // A new reader cannot steal either: it queues behind W.
-    spawn_locker(&sem, false, "R", &order);
-    wait_until([&] { return emu::rwsem_nr_waiters(&sem) == 2; });
+    queue_locker(&sem, false, "R", &order, 2);
     up_read(&sem);  // last reader out: W gets the lock, then R
     wait_until([&] { return order.size() == 2; });
     CHECK(order[0] == "W");

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "shim/bug.h"
+#include "shim/jiffies.h"
 #include "shim/machine.h"
 
 namespace umemcg::test {
@@ -25,6 +26,13 @@ inline emu::MachineConfig config(emu::Mode mode, unsigned cpus = 4, std::uint64_
   c.nr_cpus = cpus;
   c.seed = seed;
   return c;
+}
+
+// Waits (by sleeping 1 ms at a time) until pred() holds: an ordering tool for tests, valid in
+// both modes. Context: a task on the machine.
+template <typename P>
+void wait_until(P pred) {
+  while (!pred()) msleep(1);
 }
 
 // Resets the warning counter on construction and checks at the end of the test that exactly

@@ -32,6 +32,10 @@ inline memcg_boot_params v1_params(bool pcstock = false) {
 inline const char *design_name(const memcg_boot_params &p) {
   return p.stock == memcg_stock_design::page_counter_stock ? "pcstock" : "memcg-stock";
 }
+// The design and the cgroup version, for a test's report: "pcstock v1".
+inline std::string params_name(const memcg_boot_params &p) {
+  return std::string(design_name(p)) + (p.v1 ? " v1" : " v2");
+}
 
 class MemcgEnv {
  public:

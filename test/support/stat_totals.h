@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // test/support/stat_totals.h: exact statistics after concurrent updates, for the stats tests'
 // random updaters (test/mm/memcg_vmstat_test.cc, test/mm/memcg_stats_lazy_test.cc): what each
-// updater added per memcg, one recorded update, the re-mark the kernel's tolerated rstat race
-// needs before a final flush, and the check of every memcg's values against the totals.
+// updater added per memcg and their sum, one recorded update, the re-mark the kernel's tolerated
+// rstat race needs before a final flush, and the check of every memcg's values against the
+// totals.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <type_traits>
@@ -28,6 +30,14 @@ struct StatTotals {
     for (auto &[m, v] : o.fault) fault[m] += v;
   }
 };
+
+// The sum of the updaters' totals @parts.
+template <std::size_t N>
+StatTotals sum_totals(const StatTotals (&parts)[N]) {
+  StatTotals t;
+  for (const StatTotals &part : parts) t.add(part);
+  return t;
+}
 
 // One update by a test's updater, recorded in @t: @m's NR_FILE_PAGES (memcg and lruvec) by
 // @file, then MEMCG_PERCPU_B by *@percpu_b when given, then PGFAULT by @faults.
