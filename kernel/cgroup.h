@@ -172,7 +172,8 @@ inline constexpr int CGRP_FREEZE = 2;  // this cgroup is to be frozen (itself or
 inline constexpr int CGRP_FROZEN = 3;  // ... and it is: every task and descendant is frozen
 
 struct cgroup_freezer_state {
-  // cgroup.freeze: this cgroup's own setting (its show reads it through cgroup_freeze_read()).
+  // cgroup.freeze: this cgroup's own setting (its show reads it without the lock through
+  // cgroup_freeze_read(), kernel/cgroup_fs.cc).
   bool freeze GUARDED_BY(cgroup_mutex) = false;
   // Own and ancestors' settings that are 1.
   int e_freeze GUARDED_BY(cgroup_mutex) = 0;
@@ -212,7 +213,8 @@ struct cgroup {
   struct kernfs_node *kn = nullptr;  // this cgroup's directory
   u16 subtree_control = 0;           // v2: controllers enabled for the children (bit 0: memory)
   // cgroup.max.depth and cgroup.max.descendants; their show functions read them without the
-  // lock (WRITE_ONCE/READ_ONCE) through cgroup_max_depth_read()/cgroup_max_descendants_read().
+  // lock (WRITE_ONCE/READ_ONCE) through cgroup_max_depth_read()/cgroup_max_descendants_read()
+  // (kernel/cgroup_fs.cc).
   int max_depth GUARDED_BY(cgroup_mutex) = INT_MAX;
   int max_descendants GUARDED_BY(cgroup_mutex) = INT_MAX;
   // Live descendants: written under cgroup_mutex and css_set_lock both, read under either (the
