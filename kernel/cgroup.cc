@@ -32,22 +32,22 @@ cgroup_root *g_root = nullptr;
 // one item at a time per vCPU. (Offlining runs in kill_css() itself: see cgroup.h.)
 workqueue_struct *cgroup_release_wq = nullptr;
 workqueue_struct *cgroup_free_wq = nullptr;
-u64 g_serial = 0;  // under cgroup_mutex
+u64 g_serial GUARDED_BY(cgroup_mutex) = 0;
 
 // Emulator bookkeeping: every allocated css by serial number (allocation order), and the
 // releases in flight.
 std::mutex g_registry_mu;
 std::map<u64, cgroup_subsys_state *> g_registry;
 // The ids: the lowest free one is given out, as idr_alloc() does. Every id below g_next_id is
-// either in use or in g_free_ids. Under cgroup_mutex.
-int g_next_id = 1;
-std::priority_queue<int, std::vector<int>, std::greater<int>> g_free_ids;
+// either in use or in g_free_ids.
+int g_next_id GUARDED_BY(cgroup_mutex) = 1;
+std::priority_queue<int, std::vector<int>, std::greater<int>> g_free_ids GUARDED_BY(cgroup_mutex);
 atomic_long_t g_live;
 atomic_long_t g_inflight;
 
 constexpr int CGROUP_ID_MAX = 65535;  // MEM_CGROUP_ID_MAX: private memcg ids are 1..65535
 
-int alloc_id() {
+int alloc_id() REQUIRES(cgroup_mutex) {
   if (!g_free_ids.empty()) {
     int id = g_free_ids.top();
     g_free_ids.pop();
@@ -57,7 +57,7 @@ int alloc_id() {
   return g_next_id++;
 }
 
-void free_id(int id) {
+void free_id(int id) REQUIRES(cgroup_mutex) {
   if (id > 0 && id < g_next_id) g_free_ids.push(id);
 }
 
@@ -122,7 +122,7 @@ void css_release_work_fn(work_struct *work) {
 }
 
 void init_css(cgroup_subsys_state *css, cgroup *cgrp, cgroup_subsys *ss,
-              cgroup_subsys_state *parent, int id) {
+              cgroup_subsys_state *parent, int id) REQUIRES(cgroup_mutex) {
   css->cgroup = cgrp;
   css->ss = ss;
   css->parent = parent;
@@ -153,9 +153,9 @@ void kill_css(cgroup_subsys_state *css) {
 
 }  // namespace
 
-namespace {
-
 DEFINE_SPINLOCK(cgroup_file_kn_lock);
+
+namespace {
 
 void __cgroup_file_notify(cgroup_file *cfile) {
   unsigned long flags;
@@ -276,10 +276,25 @@ cgroup_root *cgroup_setup_root(bool dfl, unsigned int flags, cgroup_subsys *ss, 
 }
 
 namespace {
+// Children lists change under css_set_lock as well as cgroup_mutex (see cgroup::children).
+void cgroup_link_child(cgroup *cgrp) REQUIRES(cgroup_mutex) {
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  list_add_tail(&cgrp->sibling, &cgrp->parent->children.head);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+}
+
+void cgroup_unlink_child(cgroup *cgrp) REQUIRES(cgroup_mutex) {
+  unsigned long flags;
+  spin_lock_irqsave(&css_set_lock, flags);
+  list_del(&cgrp->sibling);
+  spin_unlock_irqrestore(&css_set_lock, flags);
+}
+
 // cgroup_destroy_locked: unlink, remove the directory (draining its files' operations, with
 // cgroup_mutex held as the kernel does), update the counters, offline the css.
 void cgroup_destroy_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
-  list_del(&cgrp->sibling);
+  cgroup_unlink_child(cgrp);
   cgrp->removed = true;
   cgrp->dying_visible = cgrp->subsys_css->flags & CSS_VISIBLE;
   cgroup_fs_remove_dir(cgrp);
@@ -302,13 +317,19 @@ void cgroup_destroy_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
   kill_css(cgrp->subsys_css);
 }
 
+// Teardown's check that no mm is left attached: a snapshot without css_set_lock (it only feeds
+// a WARN_ON, as cgroup_is_populated() does next to it), hence no thread-safety analysis.
+bool cgroup_has_mms_unlocked(const cgroup *cgrp) NO_THREAD_SAFETY_ANALYSIS {
+  return cgrp->nr_populated != 0;
+}
+
 void rmdir_subtree_locked(cgroup *cgrp) REQUIRES(cgroup_mutex) {
   while (!cgrp->children.empty()) {
     cgroup *child = cgrp->children.back();
     rmdir_subtree_locked(child);
   }
   if (!cgrp->parent) return;
-  WARN_ON(cgrp->nr_populated);  // mms left attached at teardown
+  WARN_ON(cgroup_has_mms_unlocked(cgrp));  // mms left attached at teardown
   WARN_ON(cgroup_is_populated(cgrp));  // tasks left at teardown
   cgroup_destroy_locked(cgrp);
 }
@@ -405,7 +426,7 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
   cgrp->level = parent->level + 1;
   init_css(css, cgrp, ss, parent_css, id);
   css_get(parent_css);  // a child pins its parent until it is freed
-  list_add_tail(&cgrp->sibling, &parent->children.head);
+  cgroup_link_child(cgrp);
   cgroup_bpf_inherit(cgrp);
 
   int ret = parent->kn ? cgroup_fs_create_dir(cgrp) : 0;
@@ -414,7 +435,7 @@ cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err) {
     if (ret) cgroup_fs_remove_dir(cgrp);
   }
   if (ret) {
-    list_del(&cgrp->sibling);
+    cgroup_unlink_child(cgrp);
     free_id(id);
     free_css(css);
     *err = ret;

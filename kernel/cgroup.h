@@ -21,7 +21,8 @@
 //   exactly one css, and the struct cgroup is freed together with it.
 // Emulation: offline runs synchronously inside rmdir under cgroup_mutex (the kernel runs it from
 //   the percpu_ref kill-confirm work); callers observe the same order.
-// Emulation: children lists are only walked under cgroup_mutex (no RCU-protected iteration).
+// Emulation: children lists are walked under cgroup_mutex or css_set_lock (no RCU-protected
+//   iteration).
 // cgroup_file_notify() follows kernel/cgroup/cgroup.c of 6.19 (global cgroup_file_kn_lock,
 //   kernfs_notify under it, the 10 ms rate limit on the machine clock).
 #pragma once
@@ -59,6 +60,15 @@ struct kernfs_root;
 struct kernfs_super_info;
 struct task_struct;
 
+// The cgroup core's locks, named in the GUARDED_BY/REQUIRES rules below (clang thread-safety
+// capabilities, shim/thread_annotations.h).
+// cgroup_mutex: the hierarchy (children lists, limits, threaded mode, freezer settings,
+// cgroup-bpf attachments). css_set_lock: task membership, populated and frozen counts.
+// cgroup_file_kn_lock: every cgroup_file's kn (cgroup_file_notify runs under it).
+extern struct mutex cgroup_mutex;
+extern spinlock_t css_set_lock;
+extern spinlock_t cgroup_file_kn_lock;
+
 // css flags (kernel values).
 inline constexpr unsigned int CSS_NO_REF = 1u << 0;
 inline constexpr unsigned int CSS_ONLINE = 1u << 1;
@@ -81,7 +91,9 @@ struct cgroup_subsys_state {
   struct cgroup_subsys_state *parent = nullptr;
   // Private id of this css within its subsystem, 1.. (the root is 1).
   int id = 0;
-  unsigned int flags = 0;  // CSS_* (written under cgroup_mutex, read racily)
+  // CSS_* (written under cgroup_mutex). Not annotated: css_get/css_put/css_tryget and the other
+  // lock-free readers read it with READ_ONCE from any context (CSS_NO_REF never changes).
+  unsigned int flags = 0;
   // Order of creation, never reused.
   u64 serial_nr = 0;
   work_struct destroy_work;
@@ -99,7 +111,7 @@ struct cgroup_subsys_state {
 // Emulation: `notified` counts the cgroup_file_notify() calls (a statistic for tests; the
 //   kernel keeps no such count).
 struct cgroup_file {
-  struct kernfs_node *kn = nullptr;  // under cgroup_file_kn_lock; nullptr: no file
+  struct kernfs_node *kn GUARDED_BY(cgroup_file_kn_lock) = nullptr;  // nullptr: no file
   unsigned long notified_at = 0;     // jiffies of the last kernfs_notify
   timer_list notify_timer;
   atomic_long_t notified;
@@ -160,10 +172,15 @@ inline constexpr int CGRP_FREEZE = 2;  // this cgroup is to be frozen (itself or
 inline constexpr int CGRP_FROZEN = 3;  // ... and it is: every task and descendant is frozen
 
 struct cgroup_freezer_state {
-  bool freeze = false;             // cgroup.freeze: this cgroup's own setting (cgroup_mutex)
-  int e_freeze = 0;                // own and ancestors' settings that are 1 (cgroup_mutex)
-  int nr_frozen_descendants = 0;   // live descendants in the frozen state (css_set_lock)
-  int nr_frozen_tasks = 0;         // tasks of this cgroup in the frozen state (css_set_lock)
+  // cgroup.freeze: this cgroup's own setting (its show reads it without the lock through
+  // cgroup_freeze_read(), kernel/cgroup_fs.cc).
+  bool freeze GUARDED_BY(cgroup_mutex) = false;
+  // Own and ancestors' settings that are 1.
+  int e_freeze GUARDED_BY(cgroup_mutex) = 0;
+  // Live descendants in the frozen state.
+  int nr_frozen_descendants GUARDED_BY(css_set_lock) = 0;
+  // Tasks of this cgroup in the frozen state.
+  int nr_frozen_tasks GUARDED_BY(css_set_lock) = 0;
 };
 
 struct cgroup {
@@ -178,21 +195,32 @@ struct cgroup {
   int level = 0;  // 0 for the root
   u64 id = 0;     // the kernfs id (here: the css id)
   struct cgroup_subsys_state *subsys_css = nullptr;  // the one controller's css
-  // Live (not yet removed) children in creation order, linked through their sibling, under
-  // cgroup_mutex (the kernel's self.children list of self.sibling links: rmdir unlinks a
-  // cgroup in O(1) with list_del()).
-  struct cgroup_children children;
-  list_head sibling;
-  int nr_populated = 0;            // mms attached by emu::mm_attach (under css_set_lock)
+  // Live (not yet removed) children in creation order, linked through their sibling (the
+  // kernel's self.children list of self.sibling links: rmdir unlinks a cgroup in O(1) with
+  // list_del()). Linked and unlinked under cgroup_mutex and css_set_lock both; walked under
+  // cgroup_mutex, or under css_set_lock alone by for_each_cgroup_pre_cset_locked()
+  // (kernel/cgroup_tasks.cc: cgroup.procs and the pid lookup).
+  // Emulation: the kernel's cgroup.procs of a threaded domain walks the domain's threaded
+  // css_sets under css_set_lock; here it walks the cgroups of the threaded subtree, so the
+  // children lists change under css_set_lock too.
+  struct cgroup_children children GUARDED_BY(cgroup_mutex);
+  list_head sibling GUARDED_BY(cgroup_mutex);
+  int nr_populated GUARDED_BY(css_set_lock) = 0;  // mms attached by emu::mm_attach
   bool removed = false;            // rmdir done
   struct cgroup_bpf bpf;           // cgroup-bpf attachments and effective arrays
 
   // The cgroup filesystem (kernel/cgroup_fs.cc).
   struct kernfs_node *kn = nullptr;  // this cgroup's directory
   u16 subtree_control = 0;           // v2: controllers enabled for the children (bit 0: memory)
-  int max_depth = INT_MAX;           // cgroup.max.depth (under cgroup_mutex)
-  int max_descendants = INT_MAX;     // cgroup.max.descendants (under cgroup_mutex)
-  int nr_descendants = 0;            // live descendants (under cgroup_mutex)
+  // cgroup.max.depth and cgroup.max.descendants; their show functions read them without the
+  // lock (WRITE_ONCE/READ_ONCE) through cgroup_max_depth_read()/cgroup_max_descendants_read()
+  // (kernel/cgroup_fs.cc).
+  int max_depth GUARDED_BY(cgroup_mutex) = INT_MAX;
+  int max_descendants GUARDED_BY(cgroup_mutex) = INT_MAX;
+  // Live descendants: written under cgroup_mutex and css_set_lock both, read under either (the
+  // freezer's traps hold css_set_lock only; cgroup.stat reads it with READ_ONCE). Not
+  // annotated: a guard of "either of two locks" has no clang capability expression.
+  int nr_descendants = 0;
   int nr_dying_descendants = 0;      // removed descendants whose css is not freed yet
   int nr_subsys_descendants = 0;     // descendants whose controller css is visible
   int nr_dying_subsys = 0;           // dying controller csses of this cgroup and below
@@ -202,16 +230,21 @@ struct cgroup {
   cgroup_file procs_file;            // cgroup.procs (notified on population changes)
   cgroup_file events_file;           // cgroup.events
 
-  // Tasks (kernel/cgroup_tasks.cc), under css_set_lock.
-  struct css_set *cset = nullptr;    // the css_set of tasks in this cgroup
-  int nr_populated_csets = 0;        // 1 while the cgroup has tasks
-  int nr_populated_domain_children = 0;    // domain children that are populated
-  int nr_populated_threaded_children = 0;  // threaded children that are populated
+  // Tasks (kernel/cgroup_tasks.cc). The populated counts are read without the lock only by
+  // cgroup_has_tasks(), cgroup_has_tasks_locked(), cgroup_is_populated() and
+  // cgroup_can_be_thread_root() (racy snapshots, as in the kernel).
+  struct css_set *cset GUARDED_BY(css_set_lock) = nullptr;  // the css_set of tasks in cgroup
+  int nr_populated_csets GUARDED_BY(css_set_lock) = 0;      // 1 while the cgroup has tasks
+  // Domain children and threaded children that are populated.
+  int nr_populated_domain_children GUARDED_BY(css_set_lock) = 0;
+  int nr_populated_threaded_children GUARDED_BY(css_set_lock) = 0;
 
-  // Threaded mode (v2, kernel/cgroup_fs.cc), under cgroup_mutex. dom_cgrp is the cgroup itself
-  // for a domain cgroup, the threaded domain (the thread root) for a threaded one.
-  struct cgroup *dom_cgrp = nullptr;
-  int nr_threaded_children = 0;  // live threaded children
+  // Threaded mode (v2, kernel/cgroup_fs.cc). dom_cgrp is the cgroup itself for a domain cgroup,
+  // the threaded domain (the thread root) for a threaded one. Readers without cgroup_mutex
+  // (cgroup.type, migration's checks under css_set_lock) go through cgroup_is_threaded(),
+  // cgroup_dom_cgrp() and cgroup_is_thread_root() (kernel/cgroup_internal.h), READ_ONCE.
+  struct cgroup *dom_cgrp GUARDED_BY(cgroup_mutex) = nullptr;
+  int nr_threaded_children GUARDED_BY(cgroup_mutex) = 0;  // live threaded children
 
   // The v2 freezer (kernel/cgroup_freezer.cc). flags holds CGRP_FREEZE and CGRP_FROZEN (atomic
   // bitops, changed under css_set_lock, read without it on the fork path).
@@ -231,7 +264,7 @@ struct cgroup_root {
   struct cgroup_subsys *ss = nullptr;
   struct kernfs_root *kf_root = nullptr;        // the hierarchy's kernfs
   struct kernfs_super_info *sb = nullptr;       // its mount at /sys/fs/cgroup
-  std::string release_agent_path;               // v1 release_agent (under cgroup_mutex)
+  std::string release_agent_path GUARDED_BY(cgroup_mutex);  // v1 release_agent
 };
 
 // The controller callbacks (the subset memcg implements).
@@ -273,8 +306,6 @@ struct cgroup_taskset {
   cgroup *dst_cgrp = nullptr;
 };
 
-extern struct mutex cgroup_mutex;
-
 /**
  * cgroup_setup_root - mount the machine's one hierarchy with @ss bound to it
  * @dfl: cgroup v2 (true) or v1
@@ -299,8 +330,8 @@ cgroup_root *cgroup_current_root();
 cgroup *cgroup_mkdir(cgroup *parent, const std::string &name, int *err);
 // Removes a cgroup: 0, -EBUSY (children or tasks), -EINVAL (root), -ENOENT (already removed).
 int cgroup_rmdir(cgroup *cgrp);
-// Looks a child up by name (under cgroup_mutex), nullptr if none.
-cgroup *cgroup_find_child(cgroup *parent, const std::string &name);
+// Looks a child up by name, nullptr if none. Context: cgroup_mutex held.
+cgroup *cgroup_find_child(cgroup *parent, const std::string &name) REQUIRES(cgroup_mutex);
 
 // mm attachment counting (emu::mm_attach; rmdir of a cgroup with attached mms fails). Any
 // context but hardirq; takes css_set_lock.
@@ -333,15 +364,14 @@ cgroup_subsys_state *cgroup_e_css(cgroup *cgrp);
  * enables it, or enabling in a non-root cgroup with tasks), -EINVAL (v1).
  * Context: cgroup_mutex held.
  */
-int cgroup_apply_subtree_control(cgroup *cgrp, u16 enable, u16 disable);
+int cgroup_apply_subtree_control(cgroup *cgrp, u16 enable, u16 disable) REQUIRES(cgroup_mutex);
 
 // --- tasks (kernel/cgroup_tasks.cc) -----------------------------------------------------------
 // Emulation: one css_set per cgroup; task_struct::cgroups points to it.
 struct css_set {
   cgroup *dfl_cgrp = nullptr;
-  std::vector<task_struct *> tasks;  // in order of arrival, under css_set_lock
+  std::vector<task_struct *> tasks GUARDED_BY(css_set_lock);  // in order of arrival
 };
-extern spinlock_t css_set_lock;
 
 // A new task joins its parent's cgroup (the root's if parent is nullptr or in none); the
 // controller's fork callback runs. Context: task context.
@@ -350,32 +380,35 @@ void cgroup_post_fork(task_struct *child, task_struct *parent);
 void cgroup_exit(task_struct *task);
 // The task's cgroup (the root's if it never joined one).
 cgroup *task_dfl_cgroup(task_struct *task);
-// The task with this pid among those that joined through cgroup_post_fork, or nullptr.
+// The task with this pid among those that joined through cgroup_post_fork, or nullptr. Takes
+// css_set_lock.
 task_struct *find_task_by_vpid(int pid);
 // -EBUSY when dst cannot take tasks (v2: a non-root cgroup with controllers in its
-// subtree_control), else 0.
-int cgroup_migrate_vet_dst(cgroup *dst);
+// subtree_control), else 0. Context: cgroup_mutex held.
+int cgroup_migrate_vet_dst(cgroup *dst) REQUIRES(cgroup_mutex);
 /**
  * cgroup_attach_task - move a task (threadgroup: its whole thread group) to dst
  * The controller's can_attach may refuse; attach runs after the move for the tasks whose
  * effective css changed. Charges stay where they are. Returns 0 or -errno.
  * Context: cgroup_mutex held.
  */
-int cgroup_attach_task(cgroup *dst, task_struct *leader, bool threadgroup);
-// The cgroup.procs write: pid 0 is current; -ESRCH when no such task. Context: cgroup_mutex.
-int cgroup_attach_pid(cgroup *dst, int pid, bool threadgroup);
+int cgroup_attach_task(cgroup *dst, task_struct *leader, bool threadgroup)
+    REQUIRES(cgroup_mutex);
+// The cgroup.procs write: pid 0 is current; -ESRCH when no such task. Context: cgroup_mutex
+// held.
+int cgroup_attach_pid(cgroup *dst, int pid, bool threadgroup) REQUIRES(cgroup_mutex);
 bool cgroup_has_tasks(cgroup *cgrp);
 // Tasks in cgrp or any descendant (under css_set_lock or racy).
 bool cgroup_is_populated(cgroup *cgrp);
 // SIGKILL to every task of cgrp's subtree but kernel threads. Context: cgroup_mutex held.
-void cgroup_kill(cgroup *cgrp);
+void cgroup_kill(cgroup *cgrp) REQUIRES(cgroup_mutex);
 /**
  * cgroup_freeze - the cgroup.freeze write: freeze (1) or thaw (0) @cgrp and its subtree
  * The tasks of each cgroup whose effective setting changes take (leave) the freezer's trap at
  * their next return to user mode; cgroup.events' "frozen" follows once they have. Writing the
  * current value does nothing. Context: cgroup_mutex held (kernel/cgroup_freezer.cc).
  */
-void cgroup_freeze(cgroup *cgrp, bool freeze);
+void cgroup_freeze(cgroup *cgrp, bool freeze) REQUIRES(cgroup_mutex);
 // The pids of cgroup.procs (procs: thread-group leaders' tgids) or of tasks (every pid).
 std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted);
 

@@ -21,7 +21,8 @@ namespace {
 
 // Whether a new attachment below the ancestors of @cgrp is allowed: the nearest ancestor with
 // an attachment decides (MULTI or OVERRIDE allow it, NONE forbids it).
-bool hierarchy_allows_attach(const cgroup *cgrp, cgroup_bpf_attach_type atype) {
+bool hierarchy_allows_attach(const cgroup *cgrp, cgroup_bpf_attach_type atype)
+    REQUIRES(cgroup_mutex) {
   for (const cgroup *p = cgrp->parent; p; p = p->parent) {
     const u32 flags = p->bpf.flags[atype];
     if (flags & CGROUP_BPF_F_ALLOW_MULTI) return true;
@@ -34,7 +35,8 @@ bool hierarchy_allows_attach(const cgroup *cgrp, cgroup_bpf_attach_type atype) {
 
 // @cgrp's effective array: its own attachments, then each ancestor's while the collected set
 // is empty or the ancestor allows MULTI. nullptr when empty.
-const bpf_cgroup_array *compute_effective(const cgroup *cgrp, cgroup_bpf_attach_type atype) {
+const bpf_cgroup_array *compute_effective(const cgroup *cgrp, cgroup_bpf_attach_type atype)
+    REQUIRES(cgroup_mutex) {
   auto *arr = new bpf_cgroup_array;
   for (const cgroup *p = cgrp; p; p = p->parent) {
     if (!arr->items.empty() && !(p->bpf.flags[atype] & CGROUP_BPF_F_ALLOW_MULTI)) continue;

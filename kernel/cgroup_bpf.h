@@ -33,11 +33,15 @@
 #include <atomic>
 #include <vector>
 
+#include "shim/compiler.h"
+#include "shim/mutex.h"
 #include "shim/types.h"
 
 namespace umemcg {
 
 struct cgroup;
+// The cgroup core's mutex (kernel/cgroup.h): attachments change under it.
+extern struct mutex cgroup_mutex;
 
 enum cgroup_bpf_attach_type {
   CGROUP_TCP_SOCK_OPS = 0,  // bpf_tcp_ops (the cgroup struct_ops series' first user)
@@ -53,11 +57,18 @@ inline constexpr u32 BPF_CGROUP_MAX_PROGS = 64;
 inline constexpr u32 CGROUP_BPF_F_QUERY_EFFECTIVE = 1u << 0;
 
 // One attachment. `cgroup` is where it is attached; nullptr while detached or once defunct
-// (the cgroup went offline). Written under cgroup_mutex.
+// (the cgroup went offline). Lock-free readers use cgroup_bpf_item_cgroup().
 struct bpf_cgroup_item {
   void *data = nullptr;
-  struct cgroup *cgroup = nullptr;
+  struct cgroup *cgroup GUARDED_BY(cgroup_mutex) = nullptr;
 };
+
+// @item's cgroup read without cgroup_mutex (a snapshot: the item may be detached or go defunct
+// right after), hence no thread-safety analysis.
+inline struct cgroup *cgroup_bpf_item_cgroup(const bpf_cgroup_item *item)
+    NO_THREAD_SAFETY_ANALYSIS {
+  return READ_ONCE(item->cgroup);
+}
 
 // An effective array: immutable once published.
 struct bpf_cgroup_array {
@@ -65,9 +76,9 @@ struct bpf_cgroup_array {
 };
 
 struct cgroup_bpf {
-  // Attached here, in attach order; flags as attached (under cgroup_mutex).
-  std::vector<bpf_cgroup_item *> progs[MAX_CGROUP_BPF_ATTACH_TYPE];
-  u32 flags[MAX_CGROUP_BPF_ATTACH_TYPE] = {};
+  // Attached here, in attach order; flags as attached.
+  std::vector<bpf_cgroup_item *> progs[MAX_CGROUP_BPF_ATTACH_TYPE] GUARDED_BY(cgroup_mutex);
+  u32 flags[MAX_CGROUP_BPF_ATTACH_TYPE] GUARDED_BY(cgroup_mutex) = {};
   // Published under RCU; nullptr = empty.
   std::atomic<const bpf_cgroup_array *> effective[MAX_CGROUP_BPF_ATTACH_TYPE] = {};
   std::atomic<bool> dead{false};  // offlined: hooks skip the cgroup
@@ -129,10 +140,11 @@ inline bool cgroup_bpf_tryget_live(const cgroup_bpf &bpf) {
   return !bpf.dead.load(std::memory_order_acquire);
 }
 
-// cgroup core hooks (kernel/cgroup.cc, under cgroup_mutex): a new cgroup inherits its
-// parent's effective arrays; an offlined one drops its attachments; a freed one its arrays.
-void cgroup_bpf_inherit(cgroup *cgrp);
-void cgroup_bpf_offline(cgroup *cgrp);
+// cgroup core hooks (kernel/cgroup.cc): a new cgroup inherits its parent's effective arrays
+// and an offlined one drops its attachments (Context: cgroup_mutex held); a freed one drops its
+// arrays (Context: the cgroup's free work, no lock).
+void cgroup_bpf_inherit(cgroup *cgrp) REQUIRES(cgroup_mutex);
+void cgroup_bpf_offline(cgroup *cgrp) REQUIRES(cgroup_mutex);
 void cgroup_bpf_free(cgroup *cgrp);
 
 }  // namespace umemcg

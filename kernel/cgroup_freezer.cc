@@ -79,6 +79,13 @@ void cgroup_dec_frozen_cnt(cgroup *cgrp) REQUIRES(css_set_lock) {
   WARN_ON_ONCE(cgrp->freezer.nr_frozen_tasks < 0);
 }
 
+// A task's frozen flag read without css_set_lock: only the task itself writes it (under the
+// lock), so the task reading its own flag, or anyone reading a task that has not run yet (a
+// child at fork), sees a stable value. Hence no thread-safety analysis here.
+bool cgroup_task_frozen_self(const task_struct *task) NO_THREAD_SAFETY_ANALYSIS {
+  return task->frozen;
+}
+
 // The task's own cgroup, under css_set_lock (the root's for a task in none).
 cgroup *task_dfl_cgroup_locked(task_struct *task) REQUIRES(css_set_lock) {
   return task->cgroups ? task->cgroups->dfl_cgrp : &cgroup_current_root()->cgrp;
@@ -86,7 +93,7 @@ cgroup *task_dfl_cgroup_locked(task_struct *task) REQUIRES(css_set_lock) {
 
 // The task enters the frozen state, if not yet there.
 void cgroup_enter_frozen() {
-  if (current->frozen) return;  // written only by current
+  if (cgroup_task_frozen_self(current)) return;  // written only by current
   unsigned long flags;
   spin_lock_irqsave(&css_set_lock, flags);
   current->frozen = true;
@@ -161,7 +168,7 @@ void cgroup_freezer_get_signal() {
   for (;;) {
     if (fatal_signal_pending(current)) {
       // The task dies: it leaves the frozen state for good.
-      if (current->frozen) cgroup_leave_frozen(true);
+      if (cgroup_task_frozen_self(current)) cgroup_leave_frozen(true);
       return;
     }
     unsigned long flags;
@@ -178,7 +185,7 @@ void cgroup_freezer_get_signal() {
       continue;
     }
     spin_unlock_irqrestore(&freezer_siglock, flags);
-    if (current->frozen) {
+    if (cgroup_task_frozen_self(current)) {
       cgroup_leave_frozen(false);
       continue;
     }
@@ -268,7 +275,7 @@ void cgroup_freezer_fork(task_struct *child, cgroup *cgrp) {
   // revisited then, from the trap, so it does not flip to unfrozen and back here).
   unsigned long flags;
   spin_lock_irqsave(&freezer_siglock, flags);
-  WARN_ON_ONCE(child->frozen);
+  WARN_ON_ONCE(cgroup_task_frozen_self(child));
   set_bit(JOBCTL_TRAP_FREEZE_BIT, &child->jobctl);
   // Emulation: the kernel's recalc_sigpending() sets TIF_SIGPENDING for a pending trap; the
   // machine's signal hook runs only with it set.

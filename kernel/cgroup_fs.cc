@@ -65,8 +65,9 @@ struct cft_binding {
   unsigned short mode = 0;
 };
 
-// Bindings live as long as the process (rows are static tables); under cgroup_mutex.
-std::map<std::pair<const cftype *, cgroup_subsys *>, std::unique_ptr<cft_binding>> g_bindings;
+// Bindings live as long as the process (rows are static tables).
+std::map<std::pair<const cftype *, cgroup_subsys *>, std::unique_ptr<cft_binding>> g_bindings
+    GUARDED_BY(cgroup_mutex);
 
 cgroup *kn_cgroup(kernfs_node *kn) {
   return static_cast<cgroup *>(kernfs_type(kn) == KERNFS_DIR ? kn->priv : kn->parent->priv);
@@ -124,7 +125,7 @@ ssize_t cgroup_file_write(kernfs_open_file *of, char *buf, size_t nbytes, off_t 
 std::string cgroup_file_name(const cftype *cft, cgroup_subsys *ss);
 unsigned short cgroup_file_mode(const cftype *cft);
 
-cft_binding *get_binding(const cftype *cft, cgroup_subsys *ss) {
+cft_binding *get_binding(const cftype *cft, cgroup_subsys *ss) REQUIRES(cgroup_mutex) {
   auto &slot = g_bindings[{cft, ss}];
   if (!slot) {
     slot = std::make_unique<cft_binding>();
@@ -159,7 +160,7 @@ cgroup_file *cft_cfile(cgroup_subsys_state *css, const cftype *cft) {
 }
 
 int cgroup_add_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft,
-                    cgroup_subsys *ss) {
+                    cgroup_subsys *ss) REQUIRES(cgroup_mutex) {
   cft_binding *b = get_binding(cft, ss);
   kernfs_node *kn = kernfs_create_file(cgrp->kn, b->name.c_str(), b->mode, 0, &b->ops, b);
   if (IS_ERR(kn)) return static_cast<int>(PTR_ERR(kn));
@@ -167,7 +168,8 @@ int cgroup_add_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft,
   return 0;
 }
 
-void cgroup_rm_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft, cgroup_subsys *ss) {
+void cgroup_rm_file(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cft, cgroup_subsys *ss)
+    REQUIRES(cgroup_mutex) {
   if (cft->file_offset) cgroup_file_set_kn(cft_cfile(css, cft), nullptr);
   kernfs_remove_by_name(cgrp->kn, get_binding(cft, ss)->name.c_str());
 }
@@ -180,7 +182,7 @@ bool cft_applies(const cftype *cft, cgroup *cgrp) {
 }
 
 int cgroup_addrm_files(cgroup_subsys_state *css, cgroup *cgrp, const cftype *cfts,
-                       cgroup_subsys *ss, bool is_add) {
+                       cgroup_subsys *ss, bool is_add) REQUIRES(cgroup_mutex) {
   if (!cfts) return 0;
   for (const cftype *cft = cfts; cft->name[0]; cft++) {
     if (!cft_applies(cft, cgrp)) continue;
@@ -207,7 +209,7 @@ const cftype *ss_files(cgroup *cgrp) {
 }
 
 // Creates the files of css (the cgroup's self: the core files).
-int css_populate_dir(cgroup *cgrp, bool self) {
+int css_populate_dir(cgroup *cgrp, bool self) REQUIRES(cgroup_mutex) {
   if (self) return cgroup_addrm_files(&cgrp->self, cgrp, core_files(cgrp), nullptr, true);
   cgroup_subsys_state *css = cgrp->subsys_css;
   if (css->flags & CSS_VISIBLE) return 0;
@@ -219,7 +221,7 @@ int css_populate_dir(cgroup *cgrp, bool self) {
   return ret;
 }
 
-void css_clear_dir(cgroup *cgrp, bool self) {
+void css_clear_dir(cgroup *cgrp, bool self) REQUIRES(cgroup_mutex) {
   if (self) {
     cgroup_addrm_files(&cgrp->self, cgrp, core_files(cgrp), nullptr, false);
     return;
@@ -237,7 +239,7 @@ void css_clear_dir(cgroup *cgrp, bool self) {
 // the operation's active reference first so that rmdir (which holds cgroup_mutex while it
 // drains) cannot deadlock with it. Returns the cgroup, or nullptr (unlocked) if it is removed.
 // The css reference (cgroup_get in the kernel) keeps the cgroup allocated meanwhile.
-cgroup *cgroup_kn_lock_live(kernfs_node *kn) NO_THREAD_SAFETY_ANALYSIS {
+cgroup *cgroup_kn_lock_live(kernfs_node *kn) TRY_ACQUIRE(true, cgroup_mutex) {
   cgroup *cgrp = kn_cgroup(kn);
   css_get(cgrp->subsys_css);
   kernfs_get(kn);
@@ -251,7 +253,7 @@ cgroup *cgroup_kn_lock_live(kernfs_node *kn) NO_THREAD_SAFETY_ANALYSIS {
   return nullptr;
 }
 
-void cgroup_kn_unlock(kernfs_node *kn) NO_THREAD_SAFETY_ANALYSIS {
+void cgroup_kn_unlock(kernfs_node *kn) RELEASE(cgroup_mutex) {
   cgroup *cgrp = kn_cgroup(kn);
   mutex_unlock(&cgroup_mutex);
   kernfs_unbreak_active_protection(kn);
@@ -423,8 +425,21 @@ int cgroup_events_show(seq_file *sf, void *) {
   return 0;
 }
 
+// The show functions of cgroup.freeze, cgroup.max.descendants and cgroup.max.depth read the
+// setting without cgroup_mutex (the kernel reads them racily too; the writers WRITE_ONCE under
+// it), hence no thread-safety analysis in these three readers.
+bool cgroup_freeze_read(const cgroup *cgrp) NO_THREAD_SAFETY_ANALYSIS {
+  return READ_ONCE(cgrp->freezer.freeze);
+}
+int cgroup_max_descendants_read(const cgroup *cgrp) NO_THREAD_SAFETY_ANALYSIS {
+  return READ_ONCE(cgrp->max_descendants);
+}
+int cgroup_max_depth_read(const cgroup *cgrp) NO_THREAD_SAFETY_ANALYSIS {
+  return READ_ONCE(cgrp->max_depth);
+}
+
 int cgroup_freeze_show(seq_file *sf, void *) {
-  seq_printf(sf, "%d\n", READ_ONCE(seq_css(sf)->cgroup->freezer.freeze) ? 1 : 0);
+  seq_printf(sf, "%d\n", cgroup_freeze_read(seq_css(sf)->cgroup) ? 1 : 0);
   return 0;
 }
 
@@ -449,11 +464,11 @@ int print_limit(seq_file *sf, int v) {
 }
 
 int cgroup_max_descendants_show(seq_file *sf, void *) {
-  return print_limit(sf, READ_ONCE(seq_css(sf)->cgroup->max_descendants));
+  return print_limit(sf, cgroup_max_descendants_read(seq_css(sf)->cgroup));
 }
 
 int cgroup_max_depth_show(seq_file *sf, void *) {
-  return print_limit(sf, READ_ONCE(seq_css(sf)->cgroup->max_depth));
+  return print_limit(sf, cgroup_max_depth_read(seq_css(sf)->cgroup));
 }
 
 ssize_t limit_write(kernfs_open_file *of, char *buf, size_t nbytes, bool depth) {
@@ -531,7 +546,7 @@ int cgroup_sane_behavior_show(seq_file *sf, void *) {
   seq_puts(sf, "0\n");
   return 0;
 }
-int cgroup_release_agent_show(seq_file *sf, void *) NO_THREAD_SAFETY_ANALYSIS {
+int cgroup_release_agent_show(seq_file *sf, void *) {
   cgroup *cgrp = seq_css(sf)->cgroup;
   // The kernel reads it under release_agent_path_lock; cgroup_mutex is not taken by readers of
   // other files here, and no remover drains the root's files.

@@ -31,7 +31,8 @@
 
 namespace umemcg {
 
-// One CPU's links of a css in that CPU's updated tree (under that CPU's rstat_cpu_lock).
+// One CPU's links of a css in that CPU's updated tree (under that CPU's rstat_cpu_lock). Not
+// annotated: the lock is a per-CPU one chosen by the CPU number, which the analysis cannot name.
 struct css_rstat_cpu {
   // Children with updates on this CPU: a list linked through their updated_next, ending in
   // nullptr.

@@ -38,7 +38,7 @@ namespace {
 int task_tgid(const task_struct *t) { return t->tgid ? t->tgid : t->pid; }
 bool thread_group_leader(const task_struct *t) { return !t->tgid || t->tgid == t->pid; }
 
-css_set *cgroup_cset(cgroup *cgrp) {
+css_set *cgroup_cset(cgroup *cgrp) REQUIRES(css_set_lock) {
   if (!cgrp->cset) {
     cgrp->cset = new css_set;
     cgrp->cset->dfl_cgrp = cgrp;
@@ -47,8 +47,8 @@ css_set *cgroup_cset(cgroup *cgrp) {
 }
 
 // cgroup_update_populated: propagate a flip of cgrp's populated state up the tree; every
-// cgroup whose state flips gets cgroup.events notified. Under css_set_lock.
-void cgroup_update_populated(cgroup *cgrp, bool populated) {
+// cgroup whose state flips gets cgroup.events notified.
+void cgroup_update_populated(cgroup *cgrp, bool populated) REQUIRES(css_set_lock) {
   cgroup *child = nullptr;
   int adj = populated ? 1 : -1;
   do {
@@ -66,9 +66,8 @@ void cgroup_update_populated(cgroup *cgrp, bool populated) {
   } while (cgrp);
 }
 
-// css_set_move_task: moves task from its css_set to to (either may be nullptr). Under
-// css_set_lock.
-void css_set_move_task(task_struct *task, css_set *from, css_set *to) {
+// css_set_move_task: moves task from its css_set to to (either may be nullptr).
+void css_set_move_task(task_struct *task, css_set *from, css_set *to) REQUIRES(css_set_lock) {
   if (from) {
     auto &v = from->tasks;
     v.erase(std::find(v.begin(), v.end(), task));
@@ -81,21 +80,36 @@ void css_set_move_task(task_struct *task, css_set *from, css_set *to) {
   task->cgroups = to;
 }
 
+// Calls fn on cgrp and its live descendants in pre-order.
 template <typename F>
-void for_each_cgroup_pre(cgroup *cgrp, F fn) {
+void for_each_cgroup_pre(cgroup *cgrp, F fn) REQUIRES(cgroup_mutex) {
   fn(cgrp);
   for (cgroup *child : cgrp->children) for_each_cgroup_pre(child, fn);
 }
 
-// The tasks of the thread group led by leader (or leader alone). Under css_set_lock.
-std::vector<task_struct *> group_tasks(cgroup_root *root, task_struct *leader, bool threadgroup) {
+// The same walk by a holder of css_set_lock alone (cgroup.procs, pid lookup): children are
+// linked and unlinked under css_set_lock as well as cgroup_mutex (kernel/cgroup.cc), so the
+// list is stable under either. The analysis knows children by their cgroup_mutex rule only,
+// hence none here; fn runs with css_set_lock held (it asserts it: the kernel's idiom for a
+// callback whose caller holds the lock).
+template <typename F>
+void for_each_cgroup_pre_cset_locked(cgroup *cgrp, F fn) NO_THREAD_SAFETY_ANALYSIS {
+  lockdep_assert_held(&css_set_lock);
+  fn(cgrp);
+  for (cgroup *child : cgrp->children) for_each_cgroup_pre_cset_locked(child, fn);
+}
+
+// The tasks of the thread group led by leader (or leader alone).
+std::vector<task_struct *> group_tasks(cgroup_root *root, task_struct *leader, bool threadgroup)
+    REQUIRES(css_set_lock) {
   std::vector<task_struct *> out;
   if (!threadgroup) {
     out.push_back(leader);
     return out;
   }
   int tgid = task_tgid(leader);
-  for_each_cgroup_pre(&root->cgrp, [&](cgroup *c) {
+  for_each_cgroup_pre_cset_locked(&root->cgrp, [&](cgroup *c) {
+    lockdep_assert_held(&css_set_lock);
     if (!c->cset) return;
     for (task_struct *t : c->cset->tasks)
       if (task_tgid(t) == tgid) out.push_back(t);
@@ -133,9 +147,13 @@ int migrate_tasks(cgroup *dst, std::vector<task_struct *> &tasks) REQUIRES(cgrou
 
 }  // namespace
 
-bool cgroup_has_tasks(cgroup *cgrp) { return cgrp->nr_populated_csets > 0; }
+// Both read the populated counts without css_set_lock when their caller does not hold it (a
+// racy snapshot, as the kernel's cgroup_is_populated()), hence no thread-safety analysis.
+bool cgroup_has_tasks(cgroup *cgrp) NO_THREAD_SAFETY_ANALYSIS {
+  return cgrp->nr_populated_csets > 0;
+}
 
-bool cgroup_is_populated(cgroup *cgrp) {
+bool cgroup_is_populated(cgroup *cgrp) NO_THREAD_SAFETY_ANALYSIS {
   return cgrp->nr_populated_csets + cgrp->nr_populated_domain_children +
              cgrp->nr_populated_threaded_children >
          0;
@@ -156,7 +174,8 @@ task_struct *find_task_by_vpid(int pid) {
   task_struct *found = nullptr;
   unsigned long flags;
   spin_lock_irqsave(&css_set_lock, flags);
-  for_each_cgroup_pre(&root->cgrp, [&](cgroup *c) {
+  for_each_cgroup_pre_cset_locked(&root->cgrp, [&](cgroup *c) {
+    lockdep_assert_held(&css_set_lock);
     if (found || !c->cset) return;
     for (task_struct *t : c->cset->tasks)
       if (t->pid == pid) found = t;
@@ -245,13 +264,13 @@ void cgroup_migrate_subtree_to_e_css(cgroup *cgrp) {
   // Tasks stay in their cgroup; those whose effective css changed get the controller's attach.
   cgroup_subsys *ss = cgrp->root->ss;
   for_each_cgroup_pre(cgrp, [&](cgroup *c) {
-    if (!c->cset || !ss->attach) return;
+    if (!ss->attach) return;
     cgroup_taskset tset;
     tset.dst_cgrp = c;
     tset.dst_css = cgroup_e_css(c);
     unsigned long flags;
     spin_lock_irqsave(&css_set_lock, flags);
-    tset.tasks = c->cset->tasks;
+    if (c->cset) tset.tasks = c->cset->tasks;
     spin_unlock_irqrestore(&css_set_lock, flags);
     if (!tset.tasks.empty()) ss->attach(&tset);
   });
@@ -259,7 +278,7 @@ void cgroup_migrate_subtree_to_e_css(cgroup *cgrp) {
 
 std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted) {
   std::vector<int> pids;
-  auto add = [&](cgroup *c) {
+  auto add = [&](cgroup *c) REQUIRES(css_set_lock) {
     if (!c->cset) return;
     for (task_struct *t : c->cset->tasks) {
       // cgroup.procs lists thread-group leaders (CSS_TASK_ITER_PROCS), tasks every task.
@@ -272,11 +291,12 @@ std::vector<int> cgroup_procs_pids(cgroup *cgrp, bool procs, bool sorted) {
   add(cgrp);
   // v2 cgroup.procs of a threaded domain lists the processes of its whole threaded subtree
   // (CSS_TASK_ITER_THREADED); v1 and cgroup.threads list the cgroup's own tasks.
+  // (cgrp itself is not threaded, so the walk adds its threaded descendants only.)
   if (procs && cgroup_on_dfl(cgrp) && !cgroup_is_threaded(cgrp)) {
-    for (cgroup *child : cgrp->children)
-      for_each_cgroup_pre(child, [&](cgroup *c) {
-        if (c->dom_cgrp == cgrp && cgroup_is_threaded(c)) add(c);
-      });
+    for_each_cgroup_pre_cset_locked(cgrp, [&](cgroup *c) {
+      lockdep_assert_held(&css_set_lock);
+      if (cgroup_dom_cgrp(c) == cgrp && cgroup_is_threaded(c)) add(c);
+    });
   }
   spin_unlock_irqrestore(&css_set_lock, flags);
   if (sorted) {
@@ -302,7 +322,9 @@ void cgroup_kill(cgroup *cgrp) {
   });
 }
 
-void cgroup_free_cset(cgroup *cgrp) {
+// The cgroup is being freed: nothing else can reach it or its css_set any more (as in a
+// destructor, which the analysis does not check either), hence no thread-safety analysis.
+void cgroup_free_cset(cgroup *cgrp) NO_THREAD_SAFETY_ANALYSIS {
   WARN_ON(cgrp->cset && !cgrp->cset->tasks.empty());
   delete cgrp->cset;
   cgrp->cset = nullptr;

@@ -152,7 +152,7 @@ void BpfCgroupStructOpsLink::detach() {
 BpfCgroupStructOpsLink::~BpfCgroupStructOpsLink() { detach(); }
 
 bool BpfCgroupStructOpsLink::attached() const {
-  return !detached_ && READ_ONCE(ops_->item.cgroup) != nullptr;
+  return !detached_ && cgroup_bpf_item_cgroup(&ops_->item) != nullptr;
 }
 
 absl::StatusOr<std::vector<std::string>> BpfCgroupStructOpsLink::query(

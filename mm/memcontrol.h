@@ -82,6 +82,9 @@ struct cgroup_of_peak {
   cgroup_of_peak *next = nullptr;
 };
 
+// Guards every memcg's objcg_list and every objcg's list and emu_node (mm/memcontrol_kmem.cc).
+extern spinlock_t objcg_lock;
+
 struct mem_cgroup {
   cgroup_subsys_state css;
 
@@ -119,10 +122,10 @@ struct mem_cgroup {
   memcg_stats_pcpu **stats_pcpu = nullptr;  // nr_cpu_ids entries, allocated at css_alloc
 
   // kmem: the current objcg (nullptr once offline), the objcgs of offline descendants
-  // reparented to this memcg (linked through obj_cgroup::list, under objcg_lock), and the
-  // objcg this memcg got at online.
+  // reparented to this memcg (linked through obj_cgroup::list), and the objcg this memcg got
+  // at online.
   obj_cgroup *objcg = nullptr;
-  list_head objcg_list;
+  list_head objcg_list GUARDED_BY(objcg_lock);
   obj_cgroup *orig_objcg = nullptr;
 
   // Emulation: pages freed descendants left in this memcg's counters (memory, memsw, swap);

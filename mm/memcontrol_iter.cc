@@ -9,9 +9,9 @@
 
 namespace umemcg {
 
-namespace {
-
 DEFINE_SPINLOCK(memcg_tree_lock);
+
+namespace {
 
 memcg_tree_node &node(mem_cgroup *m) { return m->nodeinfo.tree; }
 

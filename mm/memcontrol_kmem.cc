@@ -20,6 +20,8 @@
 
 namespace umemcg {
 
+DEFINE_SPINLOCK(objcg_lock);
+
 namespace {
 
 // One CPU's byte-granular kmem cache: one objcg and its pre-charged bytes.
@@ -32,11 +34,10 @@ struct obj_stock_pcp {
 };
 
 DEFINE_PER_CPU(obj_stock_pcp, obj_stock);
-DEFINE_SPINLOCK(objcg_lock);
 // Emulation: every allocated objcg in allocation order (obj_cgroup::emu_node), and their
-// number, under objcg_lock.
-list_head g_objcgs;
-long g_nr_objcgs = 0;
+// number.
+list_head g_objcgs GUARDED_BY(objcg_lock);
+long g_nr_objcgs GUARDED_BY(objcg_lock) = 0;
 
 // The pages of the machine's RAM behind the bytes charged through the obj stock (see
 // obj_cgroup.h): taken before the charge, as the slab page comes before its object's charge.

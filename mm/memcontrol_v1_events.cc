@@ -29,14 +29,20 @@
 
 namespace umemcg {
 
+DEFINE_SPINLOCK(memcg_oom_lock);
+
 namespace {
 
 // Thresholds are checked every THRESHOLDS_EVENTS_TARGET page events per CPU.
 constexpr unsigned long THRESHOLDS_EVENTS_TARGET = 128;
 
-DEFINE_SPINLOCK(memcg_oom_lock);
-
 memcg1_events *ev_of(mem_cgroup *memcg) { return memcg->v1_events; }
+
+// under_oom read without memcg_oom_lock (memory.oom_control, the recovery's test): one
+// READ_ONCE of a count its writers WRITE_ONCE under the lock, hence no thread-safety analysis.
+int under_oom_once(const memcg1_events *ev) NO_THREAD_SAFETY_ANALYSIS {
+  return READ_ONCE(ev->under_oom);
+}
 
 // One registration of cgroup.event_control.
 struct mem_cgroup_event {
@@ -264,6 +270,7 @@ bool mem_cgroup_oom_trylock(mem_cgroup *memcg) {
   mem_cgroup *failed = nullptr;
   spin_lock(&memcg_oom_lock);
   for_each_mem_cgroup_tree(memcg, [&](mem_cgroup *iter) {
+    lockdep_assert_held(&memcg_oom_lock);  // the walk's callbacks run under it
     if (ev_of(iter)->oom_lock) {
       failed = iter;
       return false;
@@ -274,6 +281,7 @@ bool mem_cgroup_oom_trylock(mem_cgroup *memcg) {
   if (failed) {
     // Undo up to the one that failed.
     for_each_mem_cgroup_tree(memcg, [&](mem_cgroup *iter) {
+      lockdep_assert_held(&memcg_oom_lock);
       if (iter == failed) return false;
       ev_of(iter)->oom_lock = false;
       return true;
@@ -286,6 +294,7 @@ bool mem_cgroup_oom_trylock(mem_cgroup *memcg) {
 void mem_cgroup_oom_unlock(mem_cgroup *memcg) {
   spin_lock(&memcg_oom_lock);
   for_each_mem_cgroup_tree(memcg, [](mem_cgroup *iter) {
+    lockdep_assert_held(&memcg_oom_lock);
     ev_of(iter)->oom_lock = false;
     return true;
   });
@@ -295,6 +304,7 @@ void mem_cgroup_oom_unlock(mem_cgroup *memcg) {
 void mem_cgroup_mark_under_oom(mem_cgroup *memcg) {
   spin_lock(&memcg_oom_lock);
   for_each_mem_cgroup_tree(memcg, [](mem_cgroup *iter) {
+    lockdep_assert_held(&memcg_oom_lock);
     memcg1_events *ev = ev_of(iter);
     WRITE_ONCE(ev->under_oom, ev->under_oom + 1);  // memory.oom_control reads it locklessly
     return true;
@@ -306,6 +316,7 @@ void mem_cgroup_unmark_under_oom(mem_cgroup *memcg) {
   spin_lock(&memcg_oom_lock);
   // A child created after the marking has nothing to undo.
   for_each_mem_cgroup_tree(memcg, [](mem_cgroup *iter) {
+    lockdep_assert_held(&memcg_oom_lock);
     memcg1_events *ev = ev_of(iter);
     if (ev->under_oom > 0) WRITE_ONCE(ev->under_oom, ev->under_oom - 1);
     return true;
@@ -450,7 +461,7 @@ void memcg1_oom_recover(mem_cgroup *memcg) {
   if (!memcg || !ev_of(memcg)) return;
   // The lockless under_oom test: an OOM marks under_oom before it notifies, so a recovery that
   // user space makes in answer to the notification sees it.
-  if (!READ_ONCE(ev_of(memcg)->under_oom)) return;
+  if (!under_oom_once(ev_of(memcg))) return;
   unsigned long flags;
   spin_lock_irqsave(&memcg_oom_waitq_lock, flags);
   for (list_head *p = memcg_oom_waitq.next, *n = p->next; p != &memcg_oom_waitq;
@@ -503,7 +514,7 @@ bool mem_cgroup_oom_synchronize(bool handle) {
 
 bool memcg1_under_oom(mem_cgroup *memcg) {
   memcg1_events *ev = ev_of(memcg);
-  return ev && READ_ONCE(ev->under_oom) > 0;
+  return ev && under_oom_once(ev) > 0;
 }
 
 ssize_t memcg_write_event_control(kernfs_open_file *of, char *buf, size_t nbytes, off_t) {

@@ -62,7 +62,9 @@ struct mem_cgroup_threshold_ary {
 };
 
 struct mem_cgroup_thresholds {
-  mem_cgroup_threshold_ary *primary = nullptr;  // RCU-published, under thresholds_lock
+  // RCU-published, changed under thresholds_lock. Not annotated: the checkers read it under
+  // rcu_read_lock() only (rcu_dereference), and the lock is the enclosing memcg1_events'.
+  mem_cgroup_threshold_ary *primary = nullptr;
   mem_cgroup_threshold_ary *spare = nullptr;    // for the next unregistration
 };
 
@@ -72,17 +74,19 @@ struct memcg1_events_percpu {
   unsigned long targets[MEM_CGROUP_NTARGETS];
 };
 
+// Guards every memcg's oom_notify, under_oom and oom_lock (mm/memcontrol_v1_events.cc).
+extern spinlock_t memcg_oom_lock;
+
 struct memcg1_events {
   percpu<memcg1_events_percpu> *events_percpu = nullptr;
   mutex thresholds_lock;
   mem_cgroup_thresholds thresholds;        // memory.usage_in_bytes
   mem_cgroup_thresholds memsw_thresholds;  // memory.memsw.usage_in_bytes
-  list_head oom_notify;                    // mem_cgroup_eventfd_list, under memcg_oom_lock
-  list_head event_list;                    // mem_cgroup_event, under event_list_lock
+  list_head oom_notify GUARDED_BY(memcg_oom_lock);   // mem_cgroup_eventfd_list
+  list_head event_list GUARDED_BY(event_list_lock);  // mem_cgroup_event
   spinlock_t event_list_lock{0, "event_list_lock"};
-  // Under memcg_oom_lock.
-  int under_oom = 0;
-  bool oom_lock = false;
+  int under_oom GUARDED_BY(memcg_oom_lock) = 0;
+  bool oom_lock GUARDED_BY(memcg_oom_lock) = false;
 };
 
 // css_alloc of a v1 memcg: its notification state (false: out of memory). memcg1_free_events

@@ -75,13 +75,16 @@ struct mem_cgroup_reclaim_iter {
   unsigned int generation = 0;     // bumped each time a walk reaches the end of the subtree
 };
 
-// Emulation: links of the all-memcg tree (see the banner), under memcg_tree_lock.
+// Guards every memcg_tree_node (mm/memcontrol_iter.cc).
+extern spinlock_t memcg_tree_lock;
+
+// Emulation: links of the all-memcg tree (see the banner).
 struct memcg_tree_node {
-  mem_cgroup *parent = nullptr;
-  mem_cgroup *first_child = nullptr;
-  mem_cgroup *last_child = nullptr;
-  mem_cgroup *prev_sibling = nullptr;
-  mem_cgroup *next_sibling = nullptr;
+  mem_cgroup *parent GUARDED_BY(memcg_tree_lock) = nullptr;
+  mem_cgroup *first_child GUARDED_BY(memcg_tree_lock) = nullptr;
+  mem_cgroup *last_child GUARDED_BY(memcg_tree_lock) = nullptr;
+  mem_cgroup *prev_sibling GUARDED_BY(memcg_tree_lock) = nullptr;
+  mem_cgroup *next_sibling GUARDED_BY(memcg_tree_lock) = nullptr;
 };
 
 struct mem_cgroup_per_node {

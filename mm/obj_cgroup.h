@@ -38,12 +38,11 @@ namespace umemcg {
 
 struct obj_cgroup {
   atomic_long_t refcnt;
-  // On the objcg_list of the memcg it was reparented to (under objcg_lock); self-linked while
-  // it is its memcg's current objcg.
-  list_head list;
-  // Emulation: on the registry of every allocated objcg (emu::for_each_objcg), under
-  // objcg_lock.
-  list_head emu_node;
+  // On the objcg_list of the memcg it was reparented to; self-linked while it is its memcg's
+  // current objcg.
+  list_head list GUARDED_BY(objcg_lock);
+  // Emulation: on the registry of every allocated objcg (emu::for_each_objcg).
+  list_head emu_node GUARDED_BY(objcg_lock);
   mem_cgroup *memcg = nullptr;  // RCU; the parent after reparenting
   // Sub-page remainders flushed out of per-CPU stocks, waiting to be picked up by a refill.
   atomic_t nr_charged_bytes;

@@ -238,11 +238,13 @@ bool out_of_memory(oom_control *oc) {
 }
 
 bool mem_cgroup_oom_kill(mem_cgroup *memcg, gfp_t gfp_mask, int order) {
+  // Called through memcg_reclaim_ops, where the analysis cannot see the caller's lock.
+  lockdep_assert_held(&oom_lock);
   oom_control oc;
   oc.memcg = memcg;
   oc.gfp_mask = gfp_mask;
   oc.order = order;
-  return out_of_memory(&oc);  // the caller (mem_cgroup_out_of_memory) holds oom_lock
+  return out_of_memory(&oc);
 }
 
 bool current_is_oom_victim() {

@@ -66,7 +66,7 @@ struct oom_control {
  * Returns true if a victim was killed or one is already on its way out (the caller retries),
  * false if there is no killable process. Context: task context, oom_lock held.
  */
-bool out_of_memory(oom_control *oc);
+bool out_of_memory(oom_control *oc) REQUIRES(oom_lock);
 
 /**
  * mem_cgroup_oom_kill - out_of_memory() constrained to @memcg's subtree
@@ -74,9 +74,10 @@ bool out_of_memory(oom_control *oc);
  * @gfp_mask: allocation context
  * @order: allocation order
  *
- * The default memcg_reclaim_ops::out_of_memory. Returns as out_of_memory().
+ * The default memcg_reclaim_ops::out_of_memory. Returns as out_of_memory(). Context: oom_lock
+ * held (mem_cgroup_out_of_memory takes it and calls this through the ops pointer).
  */
-bool mem_cgroup_oom_kill(mem_cgroup *memcg, gfp_t gfp_mask, int order);
+bool mem_cgroup_oom_kill(mem_cgroup *memcg, gfp_t gfp_mask, int order) REQUIRES(oom_lock);
 
 // oom_badness(): the victim score of @p in a domain of @totalpages, LONG_MIN if unkillable.
 long oom_badness(emu::Process *p, unsigned long totalpages);

@@ -18,6 +18,7 @@
 
 #include "shim/compiler.h"
 #include "shim/smp.h"
+#include "shim/thread_annotations.h"
 #include "shim/types.h"
 
 namespace umemcg {
@@ -26,6 +27,9 @@ struct mm_struct;     // mm/: the address space model
 struct mem_cgroup;    // mm/: struct mem_cgroup
 struct obj_cgroup;    // mm/: struct obj_cgroup
 struct css_set;       // kernel/: the task's cgroups
+struct CAPABILITY("spinlock") spinlock_t;  // shim/spinlock.h (which includes this header)
+// kernel/cgroup.h: guards task_struct::frozen (declared here for its GUARDED_BY).
+extern spinlock_t css_set_lock;
 
 namespace emu {
 struct TaskImpl;
@@ -72,7 +76,9 @@ struct task_struct {
   // JOBCTL_* bits, atomic bitops; set and cleared under the freezer's siglock
   // (kernel/cgroup_freezer.cc).
   unsigned long jobctl = 0;
-  bool frozen = false;  // counted in its cgroup's nr_frozen_tasks (under css_set_lock)
+  // Counted in its cgroup's nr_frozen_tasks. Written by the task itself only; the task reads
+  // its own flag without the lock through cgroup_task_frozen_self() (kernel/cgroup_freezer.cc).
+  bool frozen GUARDED_BY(css_set_lock) = false;
   std::atomic<bool> exiting{false};
 
   // memcg (include/linux/sched.h, CONFIG_MEMCG)

@@ -24,13 +24,14 @@
 
 namespace umemcg {
 
+DEFINE_SPINLOCK(kernfs_notify_lock);
+
 namespace {
 
-DEFINE_SPINLOCK(kernfs_notify_lock);
 // The end of the notify list: notify_next == nullptr means "not queued".
 kernfs_node kernfs_notify_eol_node;
 kernfs_node *const KERNFS_NOTIFY_EOL = &kernfs_notify_eol_node;
-kernfs_node *kernfs_notify_list = KERNFS_NOTIFY_EOL;  // under kernfs_notify_lock
+kernfs_node *kernfs_notify_list GUARDED_BY(kernfs_notify_lock) = KERNFS_NOTIFY_EOL;
 void kernfs_notify_workfn(work_struct *work);
 work_struct kernfs_notify_work{0, kernfs_notify_workfn};
 
@@ -77,19 +78,25 @@ void kernfs_unlink_open_file(kernfs_node *kn, kernfs_file *file) {
   }
 }
 
-void kernfs_notify_workfn(work_struct *) NO_THREAD_SAFETY_ANALYSIS {
-  for (;;) {
-    // Pop one node (the list is LIFO: kernfs_notify pushes on the head).
-    unsigned long flags;
-    spin_lock_irqsave(&kernfs_notify_lock, flags);
-    kernfs_node *kn = kernfs_notify_list;
-    if (kn == KERNFS_NOTIFY_EOL) {
-      spin_unlock_irqrestore(&kernfs_notify_lock, flags);
-      return;
-    }
+// Pops one node off the notify list (LIFO: kernfs_notify pushes on the head), nullptr if empty.
+kernfs_node *kernfs_notify_pop() EXCLUDES(kernfs_notify_lock) {
+  unsigned long flags;
+  spin_lock_irqsave(&kernfs_notify_lock, flags);
+  kernfs_node *kn = kernfs_notify_list;
+  if (kn == KERNFS_NOTIFY_EOL) {
+    kn = nullptr;
+  } else {
     kernfs_notify_list = kn->attr.notify_next;
     kn->attr.notify_next = nullptr;
-    spin_unlock_irqrestore(&kernfs_notify_lock, flags);
+  }
+  spin_unlock_irqrestore(&kernfs_notify_lock, flags);
+  return kn;
+}
+
+void kernfs_notify_workfn(work_struct *) NO_THREAD_SAFETY_ANALYSIS {
+  for (;;) {
+    kernfs_node *kn = kernfs_notify_pop();
+    if (!kn) return;
 
     kernfs_root *root = kernfs_root_of(kn);
     bool take_rwsem = !(root->flags & KERNFS_ROOT_NOTIFY_NO_RWSEM);
@@ -269,7 +276,10 @@ void kernfs_boot_notify() {
   static std::uint64_t generation = 0;
   if (generation == boot_generation()) return;
   generation = boot_generation();
+  unsigned long flags;
+  spin_lock_irqsave(&kernfs_notify_lock, flags);
   kernfs_notify_list = KERNFS_NOTIFY_EOL;
+  spin_unlock_irqrestore(&kernfs_notify_lock, flags);
   INIT_WORK(&kernfs_notify_work, kernfs_notify_workfn);
 }
 }  // namespace emu

@@ -93,7 +93,9 @@ struct kernfs_open_node {
   rcu_head rcu;
   atomic_t event;             // bumped by kernfs_notify (poll)
   wait_queue_head_t poll;
-  std::vector<struct kernfs_file *> files;  // under the root's open_file_mutex
+  // Under the root's open_file_mutex. Not annotated: the lock is another object's (the root's),
+  // which this struct cannot name.
+  std::vector<struct kernfs_file *> files;
 };
 
 // Orders a directory's children by name (byte order) and finds them by a name without
@@ -105,11 +107,20 @@ struct kernfs_name_less {
   bool operator()(std::string_view a, const kernfs_node *b) const;
 };
 
+// Guards every node's attr.notify_next and the notify list (file.cc).
+extern spinlock_t kernfs_notify_lock;
+
+// The fields under the node's root's locks (flags, children: kernfs_rwsem; attr.open: the
+// open_file_mutex; marks: marks_lock) are not annotated: callers lock them through a root
+// pointer of their own, which the analysis cannot match with kn->root.
 struct kernfs_node {
   atomic_t count;   // references (the parent link holds one)
   atomic_t active;  // active references; KN_DEACTIVATED_BIAS once deactivated
-  kernfs_node *parent = nullptr;  // under kernfs_rwsem and kernfs_rename_lock
-  std::string name;               // under kernfs_rwsem and kernfs_rename_lock
+  // parent and name: written under kernfs_rwsem and kernfs_rename_lock both, read under either.
+  // Not annotated: a guard of "either of two locks" has no clang capability expression (and
+  // kernfs_rwsem is the node's root's, reached through root).
+  kernfs_node *parent = nullptr;
+  std::string name;
   kernfs_root *root = nullptr;
   unsigned short flags = 0;       // KERNFS_* (written under kernfs_rwsem)
   unsigned short mode = 0;        // permission bits (0444, 0644, 0755, ...)
@@ -121,7 +132,7 @@ struct kernfs_node {
   const kernfs_ops *ops = nullptr;
   struct {
     kernfs_open_node *open = nullptr;  // RCU; under the root's open_file_mutex
-    kernfs_node *notify_next = nullptr;  // under kernfs_notify_lock
+    kernfs_node *notify_next GUARDED_BY(kernfs_notify_lock) = nullptr;
     std::size_t size = 0;
   } attr;
   void *priv = nullptr;
@@ -133,14 +144,14 @@ struct kernfs_root {
   kernfs_node *kn = nullptr;  // the root directory
   unsigned int flags = 0;     // KERNFS_ROOT_*
   const kernfs_syscall_ops *syscall_ops = nullptr;
-  u64 last_id = 0;  // under kernfs_rwsem (write)
+  u64 last_id GUARDED_BY(kernfs_rwsem) = 0;  // kernfs_rwsem held for write
   rw_semaphore kernfs_rwsem{"kernfs_rwsem"};
   rw_semaphore kernfs_supers_rwsem{"kernfs_supers_rwsem"};
   wait_queue_head_t deactivate_waitq;
   // Emulation: one mutex per root for kn->attr.open (the kernel hashes nodes to a mutex table).
   struct mutex open_file_mutex{"kernfs_open_file_mutex"};
   spinlock_t marks_lock;  // every node's marks (the kernel's per-inode connector lock)
-  std::vector<kernfs_super_info *> supers;  // under kernfs_supers_rwsem
+  std::vector<kernfs_super_info *> supers GUARDED_BY(kernfs_supers_rwsem);
 };
 
 // A mounted instance of a root (the kernel's super_block with its kernfs_super_info).

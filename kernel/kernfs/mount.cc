@@ -12,6 +12,18 @@
 
 namespace umemcg {
 
+namespace {
+// A root's fields before it is published (kernfs_create_root) and once no mount can reach it
+// (kernfs_destroy_root): nothing else sees the root then (as in a constructor or destructor,
+// which the analysis does not check either), hence no thread-safety analysis in these two.
+u64 kernfs_new_root_first_id(kernfs_root *root) NO_THREAD_SAFETY_ANALYSIS {
+  return ++root->last_id;
+}
+bool kernfs_dying_root_has_supers(const kernfs_root *root) NO_THREAD_SAFETY_ANALYSIS {
+  return !root->supers.empty();
+}
+}  // namespace
+
 kernfs_root *kernfs_create_root(const kernfs_syscall_ops *scops, unsigned int flags, void *priv) {
   emu::kernfs_boot_notify();
   auto *root = new kernfs_root;
@@ -21,7 +33,7 @@ kernfs_root *kernfs_create_root(const kernfs_syscall_ops *scops, unsigned int fl
   spin_lock_init(&root->marks_lock);
   kernfs_node *kn = kernfs_new_node(root, nullptr, "", 0755, KERNFS_DIR);
   kn->priv = priv;
-  kn->id = ++root->last_id;
+  kn->id = kernfs_new_root_first_id(root);
   kn->linked = true;  // the root directory is never in a parent's list
   root->kn = kn;
   // The root directory is active at once, whatever the root's flags (kernfs_create_root).
@@ -31,7 +43,7 @@ kernfs_root *kernfs_create_root(const kernfs_syscall_ops *scops, unsigned int fl
 }
 
 void kernfs_destroy_root(kernfs_root *root) {
-  WARN_ON(!root->supers.empty());
+  WARN_ON(kernfs_dying_root_has_supers(root));
   // Deliver what is queued for this root's nodes before they go.
   emu::kernfs_flush_notify();
   kernfs_node *kn = root->kn;

@@ -68,18 +68,21 @@ struct fsnotify_mark;
 struct fsnotify_group {
   atomic_t refcnt;
   spinlock_t notification_lock;  // the event queue
-  inotify_event_info *head = nullptr, *tail = nullptr;  // under notification_lock
-  unsigned int q_len = 0;        // under notification_lock
+  inotify_event_info *head GUARDED_BY(notification_lock) = nullptr;
+  inotify_event_info *tail GUARDED_BY(notification_lock) = nullptr;
+  unsigned int q_len GUARDED_BY(notification_lock) = 0;
   unsigned int max_events = INOTIFY_MAX_QUEUED_EVENTS;
-  bool overflow_queued = false;  // under notification_lock
-  bool shutdown = false;         // under notification_lock
+  bool overflow_queued GUARDED_BY(notification_lock) = false;
+  bool shutdown GUARDED_BY(notification_lock) = false;
   wait_queue_head_t notification_waitq;
   struct mutex mark_mutex{"fsnotify_mark_mutex"};
-  std::map<int, fsnotify_mark *> idr;  // wd -> mark, under mark_mutex
-  int last_wd = 0;                     // under mark_mutex (idr_alloc_cyclic from 1)
+  std::map<int, fsnotify_mark *> idr GUARDED_BY(mark_mutex);  // wd -> mark
+  int last_wd GUARDED_BY(mark_mutex) = 0;  // idr_alloc_cyclic from 1
   mem_cgroup *memcg = nullptr;         // the listener's memcg (a reference)
 };
 
+// mask and attached are under the node's root's marks_lock; not annotated: the lock is the
+// kernfs root's, which a mark reaches only through kn (a pointer the analysis cannot match).
 struct fsnotify_mark {
   atomic_t refcnt;
   fsnotify_group *group = nullptr;  // a reference

@@ -105,7 +105,7 @@ TEST_CASE("cgroup_bpf: MULTI: own attachments first, then the ancestors'", "[ker
     // Detach recomputes the subtree.
     REQUIRE(cgroup_bpf_detach(T, &ia) == 0);
     CHECK(effective(r) == "cb");
-    CHECK(ia.cgroup == nullptr);
+    CHECK(cgroup_bpf_item_cgroup(&ia) == nullptr);
     CHECK(cgroup_bpf_detach(T, &ia) == 0);  // no longer attached: nothing to undo
     REQUIRE(cgroup_bpf_detach(T, &ib) == 0);
     REQUIRE(cgroup_bpf_detach(T, &ic) == 0);
@@ -128,7 +128,7 @@ TEST_CASE("cgroup_bpf: NONE forbids attachments below; OVERRIDE lets a descendan
     // A second non-MULTI attach on p replaces the first, which becomes defunct.
     REQUIRE(cgroup_bpf_attach(p, T, &ic, 0) == 0);
     CHECK(effective(q) == "c");
-    CHECK(ia.cgroup == nullptr);
+    CHECK(cgroup_bpf_item_cgroup(&ia) == nullptr);
     CHECK(cgroup_bpf_detach(T, &ia) == 0);
     REQUIRE(cgroup_bpf_detach(T, &ic) == 0);
 
@@ -160,7 +160,7 @@ TEST_CASE("cgroup_bpf: offline makes attachments defunct and the cgroup not live
     REQUIRE(cgroup_bpf_attach(q, T, &ib, CGROUP_BPF_F_ALLOW_MULTI) == 0);
     CHECK(cgroup_bpf_tryget_live(q->bpf));
     REQUIRE(cgroup_rmdir(q) == 0);
-    CHECK(ib.cgroup == nullptr);
+    CHECK(cgroup_bpf_item_cgroup(&ib) == nullptr);
     CHECK_FALSE(cgroup_bpf_tryget_live(q->bpf));
     CHECK(cgroup_bpf_attach(q, T, &ib, CGROUP_BPF_F_ALLOW_MULTI) == -ENOENT);
     CHECK(cgroup_bpf_detach(T, &ib) == 0);
@@ -168,7 +168,7 @@ TEST_CASE("cgroup_bpf: offline makes attachments defunct and the cgroup not live
     // Teardown offlines p and the root too.
   });
   // with_tree checked: nothing attached anywhere afterwards.
-  CHECK(ia.cgroup == nullptr);
+  CHECK(cgroup_bpf_item_cgroup(&ia) == nullptr);
 }
 
 TEST_CASE("cgroup_bpf: readers walk effective arrays while attachments change (native)",
@@ -267,7 +267,7 @@ TEST_CASE("cgroup_bpf: a query reports only the attach type asked for", "[kernel
     CHECK(query(q, CGROUP_MEMCG_OPS, CGROUP_BPF_F_QUERY_EFFECTIVE) == "ba/2/2");
     // An item attached under one type is not found under the other.
     CHECK(cgroup_bpf_replace(CGROUP_TCP_SOCK_OPS, &ib, &iu) == -ENOLINK);
-    CHECK(iu.cgroup == nullptr);
+    CHECK(cgroup_bpf_item_cgroup(&iu) == nullptr);
     REQUIRE(cgroup_bpf_detach(CGROUP_MEMCG_OPS, &ib) == 0);
     REQUIRE(cgroup_bpf_detach(CGROUP_MEMCG_OPS, &ia) == 0);
   });
@@ -286,8 +286,8 @@ TEST_CASE("cgroup_bpf: replace keeps the position, flags and subtree", "[kernel]
     REQUIRE(cgroup_bpf_replace(T, &ia, &ix) == 0);
     CHECK(effective(q) == "cxb");
     CHECK(effective(p) == "xb");
-    CHECK(ix.cgroup == p);
-    CHECK(ia.cgroup == nullptr);
+    CHECK(cgroup_bpf_item_cgroup(&ix) == p);
+    CHECK(cgroup_bpf_item_cgroup(&ia) == nullptr);
     CHECK(query(p, T, 0) == "xb/2/2");
     // The old item is no longer attached; the new one cannot replace twice into place.
     CHECK(cgroup_bpf_replace(T, &ia, &ix) == -ENOLINK);

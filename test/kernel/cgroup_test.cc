@@ -3,6 +3,7 @@
 // callback order and deferred release/free, ids, v1/v2 roots.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "kernel/cgroup.h"
 #include "shim/errno.h"
 #include "shim/machine.h"
+#include "shim/spinlock.h"
 #include "test/support/machine_fixture.h"
 
 using namespace umemcg;
@@ -86,7 +88,10 @@ TEST_CASE("cgroup: mkdir links, onlines and pins the parent", "[kernel][cgroup]"
     CHECK(cgroup_is_descendant(b, &root->cgrp));
     CHECK_FALSE(cgroup_is_descendant(a, b));
     CHECK(logged("parent a"));  // first child
-    CHECK(cgroup_find_child(a, "b") == b);
+    {
+      mutex_guard g(&cgroup_mutex);
+      CHECK(cgroup_find_child(a, "b") == b);
+    }
     CHECK(cgroup_on_dfl(b));
     CHECK(cgroup_rmdir(b) == 0);
     CHECK(cgroup_rmdir(a) == 0);
@@ -210,4 +215,76 @@ TEST_CASE("cgroup: a second mount is refused", "[kernel][cgroup]") {
     CHECK(cgroup_setup_root(false, 0, &test_ss, &err) == nullptr);
     CHECK(err == -EBUSY);
   });
+}
+
+namespace {
+// A controller that logs nothing (its callbacks run on worker threads in native mode).
+struct quiet_css {
+  cgroup_subsys_state css;
+};
+cgroup_subsys_state *q_alloc(cgroup_subsys_state *) { return &(new quiet_css)->css; }
+void q_free(cgroup_subsys_state *css) { delete container_of(css, quiet_css, css); }
+cgroup_subsys quiet_ss = {"quiet", q_alloc, nullptr, nullptr, nullptr, q_free, nullptr, nullptr, nullptr};
+
+// The rule under test: a holder of css_set_lock alone (cgroup.procs, find_task_by_vpid) sees a
+// stable children list. The analysis knows children by their cgroup_mutex rule only, hence
+// none here.
+std::vector<cgroup *> children_cset_locked(cgroup *c) NO_THREAD_SAFETY_ANALYSIS {
+  lockdep_assert_held(&css_set_lock);
+  std::vector<cgroup *> out;
+  for (cgroup *child : c->children) out.push_back(child);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("cgroup: mkdir and rmdir change children lists under css_set_lock (native)",
+          "[kernel][cgroup]") {
+  // A walker holding css_set_lock (and not cgroup_mutex) looks at p's children twice with a
+  // pause between; a writer on the other vCPU keeps creating and removing a child of p. The
+  // list must not change under the walker (before, mkdir and rmdir linked and unlinked under
+  // cgroup_mutex alone, and a cgroup.procs read could follow a removed child's self-linked
+  // sibling forever).
+  WarnCheck wc;
+  emu::Machine m(config(emu::Mode::native, 2));
+  cgroup_root *root = nullptr;
+  cgroup *p = nullptr;
+  m.exec([&] {
+    int err = 1;
+    root = cgroup_setup_root(true, 0, &quiet_ss, &err);
+    REQUIRE(root);
+    p = cgroup_mkdir(&root->cgrp, "p", &err);
+    REQUIRE(p);
+  });
+  std::atomic<bool> stop{false};
+  std::atomic<long> walks{0}, changed{0};
+  emu::TaskOptions ro;
+  ro.cpu = 1;
+  m.spawn("walker", [&] {
+    do {  // at least once, however late the walker starts
+      unsigned long flags;
+      spin_lock_irqsave(&css_set_lock, flags);
+      std::vector<cgroup *> before = children_cset_locked(p);
+      for (int i = 0; i < 5000; i++) std::atomic_signal_fence(std::memory_order_seq_cst);
+      std::vector<cgroup *> after = children_cset_locked(p);
+      spin_unlock_irqrestore(&css_set_lock, flags);
+      walks.fetch_add(1);
+      if (before != after) changed.fetch_add(1);
+    } while (!stop.load());
+  }, ro);
+  emu::TaskOptions wo;
+  wo.cpu = 0;
+  m.spawn("writer", [&] {
+    for (int round = 0; round < 300; round++) {
+      int err = 1;
+      cgroup *c = cgroup_mkdir(p, "c", &err);
+      CHECK(c);
+      if (!c || cgroup_rmdir(c) != 0) break;
+    }
+    stop = true;
+  }, wo);
+  CHECK_FALSE(m.run().deadlock);
+  CHECK(walks.load() > 0);
+  CHECK(changed.load() == 0);
+  m.exec([&] { cgroup_destroy_root(root); });
+  CHECK(emu::cgroup_live_css() == 0);
 }

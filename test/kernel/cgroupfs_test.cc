@@ -313,7 +313,7 @@ TEST_CASE("cgroupfs: cgroup.stat's nr_subsys stays equal to a recount under rand
     };
     auto path = [](const std::string &d, const char *f) { return d.empty() ? f : d + "/" + f; };
     struct recount {
-      static int shown_below(cgroup *c) {
+      static int shown_below(cgroup *c) REQUIRES(cgroup_mutex) {
         int n = 0;
         for (cgroup *child : c->children)
           n += shown_below(child) + ((child->subsys_css->flags & CSS_VISIBLE) ? 1 : 0);
@@ -342,8 +342,11 @@ TEST_CASE("cgroupfs: cgroup.stat's nr_subsys stays equal to a recount under rand
         cgroup *c = nullptr;
         REQUIRE(cgroupfs_lookup_cgroup(e.empty() ? "/sys/fs/cgroup" : e, &c) == 0);
         bool shown = c->subsys_css->flags & CSS_VISIBLE;
-        std::string want = "nr_subsys_test " +
-                           std::to_string(shown ? recount::shown_below(c) + 1 : 0) + "\n";
+        std::string want;
+        {
+          mutex_guard g(&cgroup_mutex);
+          want = "nr_subsys_test " + std::to_string(shown ? recount::shown_below(c) + 1 : 0) + "\n";
+        }
         INFO("step " << step << " cgroup '" << e << "'");
         REQUIRE(rd(path(e, "cgroup.stat")).find(want) != std::string::npos);
       }

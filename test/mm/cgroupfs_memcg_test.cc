@@ -49,7 +49,10 @@ TEST_CASE_METHOD(TaskWithMm,
   mem_cgroup *a = nullptr;
   env.run([&] {
     REQUIRE(cgroupfs_mkdir("a") == 0);
-    a = mem_cgroup_from_cgroup(cgroup_find_child(&cgroup_current_root()->cgrp, "a"));
+    {
+      mutex_guard g(&cgroup_mutex);
+      a = mem_cgroup_from_cgroup(cgroup_find_child(&cgroup_current_root()->cgrp, "a"));
+    }
     cgroup_post_fork(&t, nullptr);
     CHECK(mm.memcg == nullptr);  // the root
     CHECK(wr("a/cgroup.procs", "4242") == 4);
@@ -83,7 +86,11 @@ TEST_CASE_METHOD(TaskWithMm,
   env.run([&] {
     bool is_dir = false;
     for (const char *d : {"a", "a/t", "b", "b/t", "z"}) REQUIRE(cgroupfs_mkdir(d) == 0);
-    mem_cgroup *a = mem_cgroup_from_cgroup(cgroup_find_child(&cgroup_current_root()->cgrp, "a"));
+    mem_cgroup *a;
+    {
+      mutex_guard g(&cgroup_mutex);
+      a = mem_cgroup_from_cgroup(cgroup_find_child(&cgroup_current_root()->cgrp, "a"));
+    }
     CHECK(wr("cgroup.subtree_control", "+memory") == 7);
     // b enables memory for its children: b cannot be a thread root.
     CHECK(wr("b/cgroup.subtree_control", "+memory") == 7);
