@@ -9,6 +9,7 @@
 #include "kernel/cgroup.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -65,6 +66,21 @@ void registry_add(cgroup_subsys_state *css) {
   std::lock_guard<std::mutex> g(g_registry_mu);
   g_registry.emplace(css->serial_nr, css);
   atomic_long_inc(&g_live);
+}
+
+// Emulation: the kernel boots once. Here a new hierarchy may be set up in the process after an
+// earlier one was destroyed while some of its css were still referenced: a task ended by an
+// exception (a failed test's REQUIRE) with references held. Those css are leaked on purpose (a
+// reference may still point at them) and forgotten here, so that for_each_css() and
+// cgroup_live_css() describe the new machine only. The leak was reported where it happened:
+// the destroyed machine's own checks counted it in cgroup_live_css().
+void forget_leaked_css() {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  if (g_registry.empty()) return;
+  std::fprintf(stderr, "cgroup: %zu css of an earlier hierarchy were never freed; forgetting them\n",
+               g_registry.size());
+  g_registry.clear();
+  atomic_long_set(&g_live, 0);
 }
 
 void registry_del(cgroup_subsys_state *css) {
@@ -232,6 +248,7 @@ cgroup_root *cgroup_setup_root(bool dfl, unsigned int flags, cgroup_subsys *ss, 
     cgroup_free_wq = alloc_workqueue("cgroup_free", WQ_PERCPU, 1);
   }
   cgroup_freezer_boot();
+  forget_leaked_css();
   g_next_id = 1;
   g_free_ids = {};
   auto *root = new cgroup_root;
