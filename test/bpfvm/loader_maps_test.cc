@@ -196,7 +196,7 @@ TEST_CASE("DATASEC sizes and variable offsets are fixed from the ELF symbols", "
 	CHECK(datasec(k, ".ksyms").first == 0);
 }
 
-TEST_CASE("a map ld_imm64 written as raw bytes, without a relocation, is a raw fd: refused",
+TEST_CASE("raw map ld_imm64: one written as raw bytes, with no relocation, is a raw fd, refused",
 	  "[bpfvm][loader][verifier]")
 {
 	BpfObject obj = load("raw_map_fd");

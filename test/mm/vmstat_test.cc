@@ -148,7 +148,7 @@ TEST_CASE("/proc/vmstat: the kernel's names in its order, one value each, nr_uns
   env.finish();
 }
 
-TEST_CASE("vm events after faults, reads, kswapd, direct and proactive reclaim and swap: the "
+TEST_CASE("vm events: after faults, reads, kswapd, direct and proactive reclaim and swap, the "
           "sums the kernel would have", "[mm][vmstat][kswapd]") {
   for (std::uint64_t seed = 1; seed <= 3; seed++) {
     INFO("seed " << seed);
