@@ -7,10 +7,11 @@
 //   hit, hit_pcstock    N stock hits of one page at depth 3 (as BM_try_charge_memcg_stock_hit/3):
 //                       every 63 hits the pages go back with one refill_stock(), outside the
 //                       function callgrind counts (try_charge_memcg).
-//   miss                N stock misses of one page at depth 1 (as
-//                       BM_try_charge_memcg_stock_miss/1): each charges a batch of 64 up the
-//                       hierarchy and refills the slot; the 63 stocked pages are then consumed
-//                       (stock hits) and the 64 uncharged, so the next charge misses again.
+//   miss, miss_pcstock  N stock misses of one page at depth 1 (as
+//                       BM_try_charge_memcg_stock_miss/1 and its _pcstock row): each charges a
+//                       batch of 64 up the hierarchy and refills the slot; the 63 stocked pages
+//                       are then consumed (stock hits) and the 64 uncharged, so the next charge
+//                       misses again.
 //   dispatch1, dispatch3
 //                       N dispatches bpf_memcg_high_policy(leaf, leaf, GFP_KERNEL) with 1 or 3
 //                       trivial high_policy programs (test/progs/memcg_trivial.bpf.c) in the
@@ -114,13 +115,15 @@ bool run_dispatches(emu::Machine &m, mem_cgroup *leaf, int policies, long n) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: umemcg-insn hit|hit_pcstock|miss|dispatch1|dispatch3 N\n");
+    std::fprintf(stderr,
+                 "usage: umemcg-insn hit|hit_pcstock|miss|miss_pcstock|dispatch1|dispatch3 N\n");
     return 2;
   }
   std::string path = argv[1];
   long n = std::strtol(argv[2], nullptr, 10);
   const bool dispatch = path == "dispatch1" || path == "dispatch3";
-  if (n <= 0 || (path != "hit" && path != "hit_pcstock" && path != "miss" && !dispatch)) {
+  const bool miss = path == "miss" || path == "miss_pcstock";
+  if (n <= 0 || (path != "hit" && path != "hit_pcstock" && !miss && !dispatch)) {
     std::fprintf(stderr, "umemcg-insn: bad arguments\n");
     return 2;
   }
@@ -128,8 +131,8 @@ int main(int argc, char **argv) {
   cfg.mode = emu::Mode::native;
   cfg.nr_cpus = 2;
   auto m = std::make_unique<emu::Machine>(cfg);
-  bool pcstock = path == "hit_pcstock";
-  mem_cgroup *memcg = boot_chain(*m, pcstock, path == "miss" ? 1 : 3);
+  bool pcstock = path == "hit_pcstock" || path == "miss_pcstock";
+  mem_cgroup *memcg = boot_chain(*m, pcstock, miss ? 1 : 3);
   if (!memcg) {
     std::fprintf(stderr, "umemcg-insn: boot failed\n");
     return 1;
@@ -147,7 +150,7 @@ int main(int argc, char **argv) {
   }
   {
     emu::AttachThread t("insn", 0);
-    if (path == "miss")
+    if (miss)
       run_misses(memcg, n);
     else
       run_hits(memcg, n);

@@ -61,7 +61,7 @@ void memcg_pcstock_online(mem_cgroup *memcg) {
   }
   mem_cgroup *parent = parent_mem_cgroup(memcg);
   if (!parent || mem_cgroup_is_root(parent) || !READ_ONCE(parent->memory.stock)) return;
-  WRITE_ONCE(parent->memory.stock, nullptr);
+  page_counter_stock_disable(&parent->memory);
 
   mutex_lock(&percpu_charge_mutex);
   migrate_disable();
@@ -90,8 +90,19 @@ void memcg_pcstock_cpu_dead(int cpu) {
   page_counter_stock_cpu_dead(&memsw_stock, cpu);
 }
 
-int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages,
-                             bool memory_stock_missed) {
+namespace {
+
+/*
+ * The whole charge of the page_counter-stock design from its first attempt on: memsw (v1) then
+ * memory through their stocks, and the failure ladder. @failed: the memory counter at which the
+ * caller's first attempt on a v2 hierarchy failed (try_charge_memcg_pcstock() made it, batch
+ * and exact size both tried); null: no attempt was made yet. The attempts and their order are
+ * the series' either way.
+ */
+[[gnu::noinline]] int try_charge_memcg_pcstock_ladder(mem_cgroup *memcg, gfp_t gfp_mask,
+                                                      unsigned int nr_pages,
+                                                      bool memory_stock_missed,
+                                                      page_counter *failed) {
   memcg_charge_ladder l;
   mem_cgroup *mem_over_limit;
   page_counter *counter;
@@ -99,6 +110,10 @@ int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_
   unsigned int charged = 0;
   pc_charge_result res;
 
+  if (failed) {
+    mem_over_limit = mem_cgroup_from_memory_counter(failed);
+    goto failed;
+  }
 retry:
   if (do_memsw_account()) {
     res = page_counter_try_charge_stock(&memcg->memsw, nr_pages, allow_spinning, &counter,
@@ -129,6 +144,33 @@ failed:
     return memcg_charge_nomem(&l, memcg, mem_over_limit, gfp_mask, nr_pages,
                               next == memcg_charge_next::force);
   }
+}
+
+}  // namespace
+
+/*
+ * Emulation: the first attempt on a v2 hierarchy (memory only: a batch through the stock, the
+ *   memory.high check) is split from the rest (try_charge_memcg_pcstock_ladder()), as the
+ *   memcg-stock design's is (try_charge_memcg_slow()), so that the common miss sets up no ladder
+ *   state; the series keeps both in try_charge_memcg(). The attempts and their order are the
+ *   same.
+ */
+int try_charge_memcg_pcstock(mem_cgroup *memcg, gfp_t gfp_mask, unsigned int nr_pages,
+                             bool memory_stock_missed) {
+  if (unlikely(do_memsw_account()))
+    return try_charge_memcg_pcstock_ladder(memcg, gfp_mask, nr_pages, memory_stock_missed,
+                                           nullptr);
+  page_counter *counter;
+  unsigned int charged;
+  const pc_charge_result res =
+      page_counter_try_charge_stock(&memcg->memory, nr_pages, gfpflags_allow_spinning(gfp_mask),
+                                    &counter, &charged, !memory_stock_missed);
+  if (likely(res == PC_CHARGE_BATCH)) {
+    memcg_check_high(memcg, gfp_mask, charged);
+    return 0;
+  }
+  if (res == PC_CHARGE_STOCK) return 0;  // no memory.high check on a stock hit
+  return try_charge_memcg_pcstock_ladder(memcg, gfp_mask, nr_pages, false, counter);
 }
 
 }  // namespace umemcg

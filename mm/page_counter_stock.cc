@@ -7,7 +7,7 @@
 // Emulation: see page_counter_stock.h.
 #include "mm/page_counter_stock.h"
 
-#include <algorithm>
+#include <atomic>
 
 #include "shim/bug.h"
 #include "shim/errno.h"
@@ -56,13 +56,45 @@ bool is_descendant(page_counter *c, page_counter *root) {
 /*
  * Drains the slots of counters that no longer have a stock (v2 cgroups that became parents after
  * the slot was filled: leftovers of isolated CPUs or of refills racing with the switch). Runs on
- * every refill, which follows every miss that charged a batch: the hit path stays call-free.
+ * the first refill of this CPU after a counter of the bank lost its stock (a refill follows
+ * every miss that charged a batch, so the drain is lazy on misses): the hit path stays
+ * call-free, and a refill while nothing was lost compares one number instead of scanning.
  */
-void pc_drain_lost_slots(page_counter_stock_pcp *stock) REQUIRES(stock->lock) {
+[[gnu::noinline]] void pc_drain_lost_slots_scan(page_counter_stock_pcp *stock, unsigned long gen)
+    REQUIRES(stock->lock) {
   for (int i = 0; i < NR_PC_STOCK; ++i) {
     page_counter *c = READ_ONCE(stock->cached[i]);
     if (c && !READ_ONCE(c->stock)) pc_drain_slot(stock->bank, stock, i);
   }
+  stock->lost_gen_seen = gen;
+}
+
+inline void pc_drain_lost_slots(page_counter_stock_pcp *stock) REQUIRES(stock->lock) {
+  // Pairs with page_counter_stock_disable(): every clear counted in the generation read here is
+  // visible to the scan's READ_ONCE(c->stock) and to the caller's re-check (a relaxed load, then
+  // an acquire fence).
+  const unsigned long gen = READ_ONCE(stock->bank->lost_gen);
+  smp_rmb();
+  if (unlikely(gen != stock->lost_gen_seen)) pc_drain_lost_slots_scan(stock, gen);
+}
+
+/*
+ * Puts @nr_pages of @counter, which has no slot in @stock, into the first empty slot, or into a
+ * random one after draining it (the 6.19 stock's eviction). Out of line: a refill into the
+ * counter's own slot, the common case, then calls nothing.
+ */
+[[gnu::noinline]] void pc_fill_new_slot(page_counter_stock *bank, page_counter_stock_pcp *stock,
+                                        page_counter *counter, unsigned int nr_pages)
+    REQUIRES(stock->lock) {
+  int i = 0;
+  while (i < NR_PC_STOCK && READ_ONCE(stock->cached[i])) ++i;
+  if (i == NR_PC_STOCK) {
+    i = static_cast<int>(prandom_u32_below_state(&stock->rnd, NR_PC_STOCK));
+    pc_drain_slot(bank, stock, i);
+  }
+  bank->get(counter);
+  WRITE_ONCE(stock->cached[i], counter);
+  WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(nr_pages));
 }
 
 }  // namespace
@@ -85,6 +117,7 @@ int page_counter_stock_init(page_counter_stock *bank, workqueue_struct *wq, u64 
     s->rnd = (seed + 7) * 0x9E3779B97F4A7C15ull ^ (static_cast<u64>(cpu + 1) << 40) ^
              reinterpret_cast<std::uintptr_t>(bank);
     s->rnd = s->rnd ? s->rnd : 1;
+    s->lost_gen_seen = bank->lost_gen;
   }
   return 0;
 }
@@ -100,7 +133,16 @@ void page_counter_stock_destroy(page_counter_stock *bank) {
 
 void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages) {
   page_counter_stock *bank = READ_ONCE(counter->stock);
-  if (!bank || nr_pages > PC_STOCK_BATCH) {
+  if (!bank) {
+    page_counter_uncharge(counter, nr_pages);
+    return;
+  }
+  page_counter_refill_stock_bank(bank, counter, nr_pages);
+}
+
+void page_counter_refill_stock_bank(page_counter_stock *bank, page_counter *counter,
+                                    unsigned int nr_pages) {
+  if (nr_pages > PC_STOCK_BATCH) {
     page_counter_uncharge(counter, nr_pages);
     return;
   }
@@ -110,51 +152,34 @@ void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages) {
     return;
   }
   pc_drain_lost_slots(stock);
-  int empty_slot = -1;
-  int i;
-  for (i = 0; i < NR_PC_STOCK; ++i) {
-    page_counter *cached = READ_ONCE(stock->cached[i]);
-    if (!cached && empty_slot == -1) empty_slot = i;
-    if (cached == counter) {
-      unsigned int n = READ_ONCE(stock->nr_pages[i]) + nr_pages;
-      WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(n));
-      if (n > PC_STOCK_BATCH) pc_drain_slot(bank, stock, i);
-      local_unlock(&stock->lock);
-      return;
-    }
+  // The caller read counter->stock before the scan. A clear counted in the generation the scan
+  // read is seen here, and the pages do not go into a slot the scan would have drained; a clear
+  // after that read is counted in a newer generation, so the next refill here drains the slot.
+  if (unlikely(!READ_ONCE(counter->stock))) {
+    local_unlock(&stock->lock);
+    page_counter_uncharge(counter, nr_pages);
+    return;
   }
-  i = empty_slot;
-  if (i == -1) {
-    i = static_cast<int>(prandom_u32_below_state(&stock->rnd, NR_PC_STOCK));
-    pc_drain_slot(bank, stock, i);
+  // The counter's own slot (the first match, as consume finds it); else a new one.
+  for (int i = 0; i < NR_PC_STOCK; ++i) {
+    if (READ_ONCE(stock->cached[i]) != counter) continue;
+    unsigned int n = READ_ONCE(stock->nr_pages[i]) + nr_pages;
+    WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(n));
+    if (unlikely(n > PC_STOCK_BATCH)) pc_drain_slot(bank, stock, i);
+    local_unlock(&stock->lock);
+    return;
   }
-  bank->get(counter);
-  WRITE_ONCE(stock->cached[i], counter);
-  WRITE_ONCE(stock->nr_pages[i], static_cast<u8>(nr_pages));
+  pc_fill_new_slot(bank, stock, counter, nr_pages);
   local_unlock(&stock->lock);
 }
 
-pc_charge_result page_counter_try_charge_stock(page_counter *counter, unsigned int nr_pages,
-                                               bool allow_spinning, page_counter **fail,
-                                               unsigned int *charged, bool try_stock) {
+void page_counter_stock_disable(page_counter *counter) {
   page_counter_stock *bank = READ_ONCE(counter->stock);
-
-  if (bank && try_stock && page_counter_consume_stock(bank, counter, nr_pages))
-    return PC_CHARGE_STOCK;
-
-  // Without a stock, or for callers that may not spin, charge exactly.
-  unsigned int batch = (bank && allow_spinning) ? std::max(PC_STOCK_BATCH, nr_pages) : nr_pages;
-  if (page_counter_try_charge(counter, batch, fail)) {
-    if (batch > nr_pages) page_counter_refill_stock(counter, batch - nr_pages);
-    *charged = batch;
-    return PC_CHARGE_BATCH;
-  }
-  // Never fail because of the optional part of a batch.
-  if (batch > nr_pages && page_counter_try_charge(counter, nr_pages, fail)) {
-    *charged = nr_pages;
-    return PC_CHARGE_BATCH;
-  }
-  return PC_CHARGE_FAILED;
+  if (!bank) return;
+  WRITE_ONCE(counter->stock, nullptr);
+  // A fully ordered RMW: the clear above is visible to any refill that reads the new count
+  // (pc_drain_lost_slots()).
+  std::atomic_ref<unsigned long>(bank->lost_gen).fetch_add(1);
 }
 
 void page_counter_drain_cpu_if_needed(page_counter_stock *bank, int cpu, int curcpu,

@@ -9,8 +9,10 @@
 // page_counter_try_charge_stock() then consumes from the bank, and on a miss charges a batch up
 // the hierarchy and refills the bank with the surplus. memcg uses one bank for memory counters
 // and one for memsw counters (v1), so the two stock, hit, evict and drain independently.
-// counter->stock may be cleared at run time (a v2 cgroup becoming a parent): it is read with
-// READ_ONCE, and slots left behind for such counters are drained lazily by later refills.
+// counter->stock may be cleared at run time (a v2 cgroup becoming a parent, through
+// page_counter_stock_disable()): it is read with READ_ONCE, and slots left behind for such
+// counters are drained lazily, by the first refill on each CPU after the clear (the bank counts
+// the clears; a refill that sees a count it has not seen yet scans its slots).
 //
 // Mirrors: mm/page_counter.c, include/linux/page_counter.h of the seed-003 series (Linux 6.19
 //   base); the memcg-side half is mm/memcontrol_pcstock.cc.
@@ -21,6 +23,8 @@
 // Emulation: a slot pins the counter's owner through the bank's get/put callbacks (the series
 //   keeps a css pointer next to the stock); they run only when a slot is filled or drained.
 #pragma once
+
+#include <algorithm>
 
 #include "mm/page_counter.h"
 #include "shim/compiler.h"
@@ -44,6 +48,8 @@ struct page_counter_stock_pcp {
   unsigned long flags;  // PC_FLUSHING_CACHED_CHARGE
   u64 rnd;              // eviction randomness (shim/prandom.h), under lock
   struct page_counter_stock *bank;
+  // The bank's lost_gen when this CPU's slots were last scanned for counters without stock.
+  unsigned long lost_gen_seen GUARDED_BY(lock);
 };
 static_assert(offsetof(page_counter_stock_pcp, cached) + sizeof(void *) * NR_PC_STOCK <=
               SMP_CACHE_BYTES);
@@ -54,6 +60,9 @@ struct page_counter_stock {
   void (*get)(page_counter *) = nullptr;
   void (*put)(page_counter *) = nullptr;
   workqueue_struct *wq = nullptr;
+  // How many counters lost their stock (page_counter_stock_disable()); incremented after the
+  // counter's stock pointer is cleared, by a fully ordered RMW.
+  unsigned long lost_gen = 0;
 };
 
 enum pc_charge_result {
@@ -96,6 +105,26 @@ inline bool page_counter_consume_stock(page_counter_stock *bank, page_counter *c
   return ret;
 }
 
+// Gives @nr_pages (charged to @counter) back through its stock, or uncharges directly.
+void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages);
+/**
+ * page_counter_refill_stock_bank - give @nr_pages of @counter back through @bank
+ * @bank: the bank @counter->stock named when the caller read it
+ * The pages are uncharged instead when they do not fit a slot, when this CPU's bank is locked
+ * below us, and when @counter has lost its stock since the caller read it (checked under the
+ * bank's lock, after the lost-slot scan; see page_counter_stock_disable()).
+ */
+void page_counter_refill_stock_bank(page_counter_stock *bank, page_counter *counter,
+                                    unsigned int nr_pages);
+/**
+ * page_counter_stock_disable - @counter stops stocking (a v2 cgroup became a parent)
+ * Clears @counter->stock. Slots that hold its pages are not drained here: the caller drains
+ * the CPUs it can (page_counter_drain_cpu_if_needed()), and a slot that escapes (a refill that
+ * raced with this, an isolated CPU) is drained by the next refill on its CPU. Caller serialises
+ * against other disables of @counter.
+ */
+void page_counter_stock_disable(page_counter *counter);
+
 /**
  * page_counter_try_charge_stock - charge @nr_pages to @counter, through its stock if it has one
  * @counter: counter
@@ -109,11 +138,31 @@ inline bool page_counter_consume_stock(page_counter_stock *bank, page_counter *c
  * does not fit, exactly @nr_pages is tried before giving up.
  */
 // @try_stock false: the caller already missed the stock (skip the consume attempt).
-pc_charge_result page_counter_try_charge_stock(page_counter *counter, unsigned int nr_pages,
-                                               bool allow_spinning, page_counter **fail,
-                                               unsigned int *charged, bool try_stock = true);
-// Gives @nr_pages (charged to @counter) back through its stock, or uncharges directly.
-void page_counter_refill_stock(page_counter *counter, unsigned int nr_pages);
+// Always inline: a caller's miss path (try_charge_memcg_pcstock()) is one frame around the two
+// calls a miss makes, the hierarchy charge and the refill.
+[[gnu::always_inline]] inline pc_charge_result page_counter_try_charge_stock(page_counter *counter,
+                                                      unsigned int nr_pages, bool allow_spinning,
+                                                      page_counter **fail, unsigned int *charged,
+                                                      bool try_stock = true) {
+  page_counter_stock *bank = READ_ONCE(counter->stock);
+
+  if (bank && try_stock && page_counter_consume_stock(bank, counter, nr_pages))
+    return PC_CHARGE_STOCK;
+
+  // Without a stock, or for callers that may not spin, charge exactly.
+  unsigned int batch = (bank && allow_spinning) ? std::max(PC_STOCK_BATCH, nr_pages) : nr_pages;
+  if (page_counter_try_charge(counter, batch, fail)) {
+    if (batch > nr_pages) page_counter_refill_stock_bank(bank, counter, batch - nr_pages);
+    *charged = batch;
+    return PC_CHARGE_BATCH;
+  }
+  // Never fail because of the optional part of a batch.
+  if (batch > nr_pages && page_counter_try_charge(counter, nr_pages, fail)) {
+    *charged = nr_pages;
+    return PC_CHARGE_BATCH;
+  }
+  return PC_CHARGE_FAILED;
+}
 // Queues (or, on @curcpu, runs) the drain of @cpu's bank if it holds pages of counters in
 // @root's subtree. Caller serialises (memcg's percpu_charge_mutex).
 void page_counter_drain_cpu_if_needed(page_counter_stock *bank, int cpu, int curcpu,

@@ -9,8 +9,8 @@ inclusive count of one operation, with set-up and teardown cancelled out.
 
   S1  try_charge_memcg() of one page served by the stock, depth 3, both designs:
       target <= 35 instructions.
-  S2  the slow path of a depth-1 stock miss (try_charge_memcg_slow, memcg stock):
-      target <= 200 instructions.
+  S2  the slow path of a depth-1 stock miss, both designs (try_charge_memcg_slow for the memcg
+      stock, try_charge_memcg_pcstock for the page_counter stock): target <= 200 instructions.
   S7  one bpf_memcg_high_policy() dispatch with 1 and with 3 trivial high_policy programs
       attached (the programs' own two instructions included), and each further policy (half
       the step from 1 to 3). S7's target is in nanoseconds (tools/bench_ratios.py); the counts
@@ -49,6 +49,8 @@ CHECKS = [
      "umemcg::try_charge_memcg(*", 35, 34),
     ("S2 slow path of a depth-1 stock miss (memcg stock, try_charge_memcg_slow)", "miss",
      "*try_charge_memcg_slow(*", 200, 181),
+    ("S2 slow path of a depth-1 stock miss (page_counter stock, try_charge_memcg_pcstock)",
+     "miss_pcstock", "umemcg::try_charge_memcg_pcstock(*", 200, 197),
     (DISPATCH1, "dispatch1", "umemcg::bpf_memcg_high_policy(*", None, 217),
     (DISPATCH3, "dispatch3", "umemcg::bpf_memcg_high_policy(*", None, 383),
 ]

@@ -93,13 +93,41 @@ TEST_CASE("pcstock v2: leftover slots of a parent are drained lazily on the next
   mem_cgroup *q = env.mkdir(nullptr, "q");
   env.run([&] {
     REQUIRE(env.charge(p, 1) == 0);
-    // A refill that raced with the switch to parent: the slot stays although p lost its stock.
-    WRITE_ONCE(p->memory.stock, nullptr);
+    // A refill that raced with the switch to parent: the slot stays although p lost its stock
+    // (the stock is disabled without the drains memcg_pcstock_online() then queues).
+    page_counter_stock_disable(&p->memory);
     CHECK(slot_of(false, 0, &p->memory).nr_pages == 63);
     REQUIRE(env.charge(q, 1) == 0);  // the refill after q's miss drains p's slot
     CHECK(slot_of(false, 0, &p->memory).counter == nullptr);
     CHECK(usage(p) == 1);
     env.uncharge(p, 1);
+    env.uncharge(q, 1);
+    drain_all_stock(root_mem_cgroup);
+  });
+  env.finish();
+}
+
+TEST_CASE("pcstock v2: a refill for a counter that lost its stock after the caller read it "
+          "uncharges", "[mm][memcg][pcstock]") {
+  WarnCheck wc;
+  MemcgEnv env(v2_params(true), emu::Mode::simulated, 2);
+  mem_cgroup *p = env.mkdir(nullptr, "p");
+  mem_cgroup *q = env.mkdir(nullptr, "q");
+  env.run([&] {
+    REQUIRE(env.charge(q, 1) == 0);  // this CPU's bank is in use: q holds a slot
+    REQUIRE(env.charge(p, 1) == 0);
+    REQUIRE(env.charge(p, 63) == 0);  // p's slot is empty again, usage 64
+    page_counter_stock *bank = READ_ONCE(p->memory.stock);
+    REQUIRE(bank != nullptr);
+    // The batch charged by a miss that read p's stock pointer before the switch to parent.
+    page_counter_stock_disable(&p->memory);
+    page_counter *fail = nullptr;
+    REQUIRE(page_counter_try_charge(&p->memory, 5, &fail));
+    page_counter_refill_stock_bank(bank, &p->memory, 5);
+    CHECK(usage(p) == 64);  // uncharged, not stocked
+    CHECK(slot_of(false, 0, &p->memory).counter == nullptr);
+    CHECK(slot_of(false, 0, &q->memory).nr_pages == 63);  // the other slots are kept
+    env.uncharge(p, 64);
     env.uncharge(q, 1);
     drain_all_stock(root_mem_cgroup);
   });

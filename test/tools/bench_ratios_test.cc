@@ -4,7 +4,8 @@
 // floor, interpreter, dispatch and verifier rows, recorded on a loaded 2-core machine, so its
 // figures say nothing about speed; the test checks the printer's arithmetic and wording), and
 // test/tools/data/bench-s6s7-sample.json (the S6 and S7 rows and BM_interp_alu_fast, 15
-// repetitions each with random interleaving, as the main job runs them), and
+// repetitions each with random interleaving, as the main job runs them),
+// test/tools/data/bench-s2-sample.json (the S2 rows, 7 repetitions each, interleaved), and
 // test/tools/data/bench-s9s13-sample.json (the S9 rows of one run, the S13 rows of another).
 #include <catch2/catch.hpp>
 
@@ -99,6 +100,25 @@ TEST_CASE("bench summary: S6 and S7 from interleaved repetitions, as medians") {
         "instructions (1.2 ns): 4.9 ns (target <= 8 ns: holds)");
   // The rows of the full run that the repetitions do not cover are unchanged.
   CHECK(line_starting(out, "S2 ").find("worst 9.66x at depth 1") != std::string::npos);
+}
+
+TEST_CASE("bench summary: S2 from interleaved repetitions is judged on the medians and says "
+          "how many") {
+  // test/tools/data/bench-s2-sample.json: the S2 rows (floors, both designs' misses), 7
+  // repetitions each, interleaved, as the main job runs them after the full run. Medians at
+  // depth 1: the floor 11.46 ns, the memcg-stock miss 19.87 ns, the page_counter-stock miss
+  // 19.44 ns; the full run's own rows (9.66x) are replaced.
+  const std::string data = std::string(UMEMCG_SOURCE_DIR) + "/test/tools/data/";
+  umemcg::test::CommandResult r = umemcg::test::run_command(
+      std::string("python3 ") + UMEMCG_SOURCE_DIR + "/tools/bench_ratios.py " + data +
+      "bench-sample.json " + data + "bench-s2-sample.json");
+  REQUIRE(r.status == 0);
+  CHECK(line_starting(r.out, "S2 stock miss against its d+1 locked adds, d = 1..8 (memcg") ==
+        "S2 stock miss against its d+1 locked adds, d = 1..8 (memcg stock, medians of 7 "
+        "repetitions): worst 1.73x at depth 1 (target <= 2x: holds)");
+  CHECK(line_starting(r.out, "S2 stock miss against its d+1 locked adds, d = 1..8 (page") ==
+        "S2 stock miss against its d+1 locked adds, d = 1..8 (page_counter stock, medians of 7 "
+        "repetitions): worst 1.70x at depth 1 (target <= 2x: holds)");
 }
 
 TEST_CASE("bench summary: S9 (cgroup creation and removal, bytes per memcg and per cgroup "
